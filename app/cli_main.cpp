@@ -1,0 +1,358 @@
+// kernelscope-cli: the engine, headless. Usage errors exit 2, failed points 1.
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/bench/report.h"
+#include "engine/bench/runner.h"
+#include "engine/bench/sweep.h"
+#include "engine/cpu/cpu_info.h"
+#include "engine/kernels/registry.h"
+#include "engine/session/session.h"
+#include "engine/vulkan/shader_compiler.h"
+
+namespace {
+
+std::atomic<bool> g_cancel{false};
+
+const char* kUsage = R"(kernelscope-cli: GPU compute kernels, timed and verified
+
+usage:
+  kernelscope-cli devices
+  kernelscope-cli kernels [--family gemm] [--device N|name]
+  kernelscope-cli run --kernels LIST (--sizes LIST | --mnk LIST) [options]
+  kernelscope-cli show SESSION.json [--csv out.csv]
+  kernelscope-cli overhead [--device N|name] [--reps N]
+
+run options:
+  --kernels LIST     ids or globs, comma separated: gemm.naive,gemm.tiled_shared | gemm.* | all
+  --sizes LIST       square sizes: 128,256,512 | 64:4096:x2 (geometric) | 256:2048:+256 (linear)
+  --mnk LIST         M x N x K sizes (A is M x K, B is K x N): 1024x768x512,3000x5000x4000
+  --wg LIST          workgroup shapes: 8x8,16x16 (default: each kernel's own)
+  --param NAME=V,... sweep a tunable, e.g. --param BK=4,8 (repeatable)
+  --reps N           timed repetitions per point (default 20)
+  --warmup N         untimed repetitions first (default 3)
+  --seed N           input seed (default 1)
+  --device N|name    device index or name substring (default: discrete > integrated > CPU)
+  -o FILE            write the session (JSON)
+  --csv FILE         write a flat CSV table
+  --quiet            no per-point lines
+
+exit status: 0 all points ok, 1 a point failed, 2 usage error, 130 interrupted
+)";
+
+struct UsageError {
+  std::string message;
+};
+
+[[noreturn]] void usage(const std::string& message) { throw UsageError{message}; }
+
+// argv after the command: "--name value" pairs and positionals.
+struct Args {
+  std::multimap<std::string, std::string> options;
+  std::vector<std::string> positional;
+  std::string get(const std::string& name, const std::string& fallback = "") const {
+    auto it = options.find(name);
+    return it == options.end() ? fallback : it->second;
+  }
+  bool has(const std::string& name) const { return options.count(name) > 0; }
+};
+
+Args parseArgs(int argc, char** argv, int first, const std::vector<std::string>& with_value,
+               const std::vector<std::string>& flags) {
+  Args a;
+  for (int i = first; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.size() > 1 && arg[0] == '-' && !std::isdigit(static_cast<unsigned char>(arg[1]))) {
+      std::string value;
+      bool inline_value = false;
+      if (auto eq = arg.find('='); eq != std::string::npos && arg.rfind("--", 0) == 0) {
+        value = arg.substr(eq + 1);
+        arg = arg.substr(0, eq);
+        inline_value = true;
+      }
+      if (std::find(flags.begin(), flags.end(), arg) != flags.end()) {
+        a.options.emplace(arg, "1");
+        continue;
+      }
+      if (std::find(with_value.begin(), with_value.end(), arg) == with_value.end())
+        usage("unknown option " + arg);
+      if (!inline_value) {
+        if (i + 1 >= argc) usage(arg + " needs a value");
+        value = argv[++i];
+      }
+      a.options.emplace(arg, value);
+    } else {
+      a.positional.push_back(arg);
+    }
+  }
+  return a;
+}
+
+uint32_t parseCount(const std::string& text, const std::string& what, uint32_t min) {
+  if (text.empty() || text.size() > 9 || !std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); }))
+    usage(what + " must be a non-negative integer, not '" + text + "'");
+  const auto v = static_cast<uint32_t>(std::stoul(text));
+  if (v < min) usage(what + " must be at least " + std::to_string(min));
+  return v;
+}
+
+struct Engine {
+  std::shared_ptr<ks::vk::Instance> instance;
+  std::unique_ptr<ks::vk::Device> device;
+  std::string vulkan_error;
+};
+
+// Opens the Vulkan device. With `required`, failing is fatal; otherwise CPU
+// kernels still run and GPU points report why they cannot.
+Engine openEngine(const std::string& spec, bool required) {
+  Engine e;
+  auto inst = ks::vk::Instance::create();
+  if (!inst) {
+    e.vulkan_error = inst.error().message;
+    if (required) throw std::runtime_error(e.vulkan_error);
+    return e;
+  }
+  e.instance = *inst;
+  auto index = ks::vk::selectDevice(e.instance->devices(), spec);
+  if (!index) usage(index.error().message);
+  auto dev = ks::vk::Device::create(e.instance, *index);
+  if (!dev) {
+    e.vulkan_error = dev.error().message;
+    if (required) throw std::runtime_error(e.vulkan_error);
+    return e;
+  }
+  e.device = std::move(dev.value());
+  return e;
+}
+
+void printHostLine(const ks::cpu::HostInfo& h) {
+  std::printf("host: %s, %u logical cores; OpenBLAS core %s, %d threads\n", h.cpu_model.c_str(), h.logical_cores,
+              h.openblas_core.c_str(), h.openblas_threads);
+}
+
+int cmdDevices(int argc, char** argv) {
+  parseArgs(argc, argv, 2, {}, {});
+  auto inst = ks::vk::Instance::create();
+  if (!inst) throw std::runtime_error(inst.error().message);
+  auto sel = ks::vk::selectDevice((*inst)->devices(), "");
+  std::printf("%s", ks::formatDeviceTable((*inst)->devices(), sel ? int(*sel) : -1).c_str());
+  std::printf("* = default device\n");
+  printHostLine(ks::cpu::hostInfo());
+  std::printf("glslang %s\n", ks::vk::glslangVersion().c_str());
+  return 0;
+}
+
+int cmdKernels(int argc, char** argv) {
+  Args a = parseArgs(argc, argv, 2, {"--family", "--device"}, {});
+  const std::string family = a.get("--family");
+  bool family_known = family.empty();
+  Engine e = openEngine(a.get("--device"), false);
+  const ks::vk::DeviceInfo* info = e.device ? &e.device->info() : nullptr;
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& k : ks::Registry::instance().all()) {
+    if (!family.empty() && k.family != family) continue;
+    family_known = true;
+    std::string tunables;
+    for (const auto& t : k.tunables) {
+      std::string vals;
+      for (int v : t.values) vals += (vals.empty() ? "" : "/") + std::to_string(v);
+      tunables += (tunables.empty() ? "" : " ") + t.name + "=" + vals;
+    }
+    if (k.uses_workgroup) tunables = "wg " + k.default_wg.str() + (tunables.empty() ? "" : "; " + tunables);
+    std::string support = "ok";
+    if (k.backend == ks::Backend::Vulkan) {
+      if (!info) support = "unsupported: " + e.vulkan_error;
+      else if (auto why = ks::unsupportedReason(k, info)) support = "unsupported: " + *why;
+    }
+    rows.push_back({k.id, k.family, ks::backendName(k.backend), k.title, tunables.empty() ? "-" : tunables,
+                    k.constraints, support});
+  }
+  if (!family_known) usage("unknown family '" + family + "' (families: gemm)");
+  std::printf("%s", ks::renderTable({"id", "family", "backend", "title", "tunables", "constraints",
+                                     info ? "on " + info->name : "on device"},
+                                    rows)
+                        .c_str());
+  return 0;
+}
+
+int cmdRun(int argc, char** argv) {
+  Args a = parseArgs(argc, argv, 2,
+                     {"--kernels", "--sizes", "--mnk", "--wg", "--param", "--reps", "--warmup", "--seed",
+                      "--device", "-o", "--output", "--csv"},
+                     {"--quiet"});
+  if (!a.positional.empty()) usage("unexpected argument '" + a.positional.front() + "'");
+  if (!a.has("--kernels")) usage("run needs --kernels (e.g. --kernels gemm.naive,gemm.tiled_shared)");
+  if (!a.has("--sizes") && !a.has("--mnk")) usage("run needs --sizes or --mnk");
+
+  ks::SweepSpec spec;
+  auto kernels = ks::Registry::instance().match(a.get("--kernels"));
+  if (!kernels) usage(kernels.error().message);
+  spec.kernels = *kernels;
+  for (const char* opt : {"--sizes", "--mnk"})
+    for (auto [it, end] = a.options.equal_range(opt); it != end; ++it) {
+      auto sizes = ks::parseMnkList(it->second);
+      if (!sizes) usage(std::string(opt) + ": " + sizes.error().message);
+      spec.sizes.insert(spec.sizes.end(), sizes->begin(), sizes->end());
+    }
+  if (a.has("--wg")) {
+    auto shapes = ks::parseShapeList(a.get("--wg"));
+    if (!shapes) usage(shapes.error().message);
+    spec.shapes = *shapes;
+  }
+  for (auto [it, end] = a.options.equal_range("--param"); it != end; ++it) {
+    auto p = ks::parseParamSweep(it->second);
+    if (!p) usage(p.error().message);
+    spec.params[p->first] = p->second;
+  }
+  ks::Plan plan;
+  plan.reps = parseCount(a.get("--reps", "20"), "--reps", 1);
+  plan.warmup = parseCount(a.get("--warmup", "3"), "--warmup", 0);
+  plan.seed = parseCount(a.get("--seed", "1"), "--seed", 0);
+  auto items = ks::buildPlan(spec);
+  if (!items) usage(items.error().message);
+  plan.items = *items;
+  const std::string out_path = a.has("-o") ? a.get("-o") : a.get("--output");
+  const std::string csv_path = a.get("--csv");
+  const bool quiet = a.has("--quiet");
+
+  bool needs_gpu = false;
+  for (const auto* k : spec.kernels) needs_gpu |= k->backend == ks::Backend::Vulkan;
+  Engine e = needs_gpu ? openEngine(a.get("--device"), false) : Engine{};
+  if (needs_gpu && !e.device) std::fprintf(stderr, "warning: no Vulkan device: %s\n", e.vulkan_error.c_str());
+
+  ks::Session session;
+  session.created = ks::nowIso8601();
+  if (e.device) session.device = e.device->info();
+  session.host = ks::cpu::hostInfo();
+  session.plan = plan;
+
+  if (e.device)
+    std::printf("device: %s (%s, Vulkan %s, driver %s)\n", e.device->info().name.c_str(), e.device->info().type.c_str(),
+                e.device->info().api_version.c_str(), e.device->info().driver_version.c_str());
+  printHostLine(session.host);
+  std::printf("%zu points, %u warm-up + %u timed repetitions each, seed %llu\n", plan.items.size(), plan.warmup,
+              plan.reps, static_cast<unsigned long long>(plan.seed));
+  std::fflush(stdout);
+
+  std::signal(SIGINT, [](int) { g_cancel.store(true); });
+  ks::Runner runner(e.device.get());
+  size_t index = 0;
+  ks::RunCallbacks cb;
+  cb.point = [&](const ks::Measurement& m) {
+    ++index;
+    if (!quiet) {
+      std::printf("%s\n", ks::formatPointLine(m, index, plan.items.size()).c_str());
+      std::fflush(stdout);
+    }
+  };
+  session.points = runner.run(plan, cb, g_cancel);
+  std::signal(SIGINT, SIG_DFL);
+
+  std::printf("\n%s", ks::formatSummaryTable(session.points).c_str());
+  size_t failed = 0, skipped = 0;
+  for (const auto& m : session.points) {
+    failed += m.status == ks::PointStatus::Failed;
+    skipped += m.status == ks::PointStatus::Skipped;
+  }
+  const bool interrupted = g_cancel.load();
+  std::printf("%zu of %zu points ran: %zu failed, %zu skipped%s\n", session.points.size(), plan.items.size(), failed,
+              skipped, interrupted ? ", interrupted" : "");
+  int rc = interrupted ? 130 : (failed ? 1 : 0);
+  if (!out_path.empty()) {
+    if (auto st = ks::saveSession(session, out_path); !st) {
+      std::fprintf(stderr, "kernelscope-cli: error: %s\n", st.error().message.c_str());
+      rc = 1;
+    } else {
+      std::printf("session written to %s\n", out_path.c_str());
+    }
+  }
+  if (!csv_path.empty()) {
+    std::ofstream csv(csv_path);
+    csv << ks::measurementsToCsv(session.points);
+    if (!csv) {
+      std::fprintf(stderr, "kernelscope-cli: error: cannot write %s\n", csv_path.c_str());
+      rc = 1;
+    } else {
+      std::printf("CSV written to %s\n", csv_path.c_str());
+    }
+  }
+  return rc;
+}
+
+int cmdShow(int argc, char** argv) {
+  Args a = parseArgs(argc, argv, 2, {"--csv"}, {});
+  if (a.positional.size() != 1) usage("show needs exactly one session file");
+  auto s = ks::loadSession(a.positional[0]);
+  if (!s) usage(s.error().message);
+  std::printf("session %s: created %s by kernelscope %s (%s)\n", a.positional[0].c_str(), s->created.c_str(),
+              s->app_version.c_str(), s->app_commit.c_str());
+  if (s->device)
+    std::printf("device: %s (%s, Vulkan %s, driver %s)\n", s->device->name.c_str(), s->device->type.c_str(),
+                s->device->api_version.c_str(), s->device->driver_version.c_str());
+  printHostLine(s->host);
+  std::printf("%u warm-up + %u timed repetitions, seed %llu\n\n", s->plan.warmup, s->plan.reps,
+              static_cast<unsigned long long>(s->plan.seed));
+  std::printf("%s", ks::formatSummaryTable(s->points).c_str());
+  if (a.has("--csv")) {
+    std::ofstream csv(a.get("--csv"));
+    csv << ks::measurementsToCsv(s->points);
+    if (!csv) throw std::runtime_error("cannot write " + a.get("--csv"));
+  }
+  for (const auto& m : s->points)
+    if (m.status == ks::PointStatus::Failed) return 1;
+  return 0;
+}
+
+int cmdOverhead(int argc, char** argv) {
+  Args a = parseArgs(argc, argv, 2, {"--device", "--reps"}, {});
+  const uint32_t reps = parseCount(a.get("--reps", "1000"), "--reps", 1);
+  Engine e = openEngine(a.get("--device"), true);
+  auto r = ks::measureDispatchOverhead(*e.device, reps);
+  if (!r) throw std::runtime_error(r.error().message);
+  std::printf("device: %s\n", e.device->info().name.c_str());
+  std::printf("%s", ks::renderTable({"measurement", "reps", "median", "min", "max", "cv"},
+                                    {{"empty submit (submit to fence)", std::to_string(r->submit.count),
+                                      ks::formatDuration(r->submit.median), ks::formatDuration(r->submit.min),
+                                      ks::formatDuration(r->submit.max), std::to_string(r->submit.cv)},
+                                     {"empty dispatch 1x1x1 (submit to fence)", std::to_string(r->dispatch.count),
+                                      ks::formatDuration(r->dispatch.median), ks::formatDuration(r->dispatch.min),
+                                      ks::formatDuration(r->dispatch.max), std::to_string(r->dispatch.cv)}})
+                        .c_str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string cmd = argc > 1 ? argv[1] : "";
+  try {
+    if (cmd == "devices") return cmdDevices(argc, argv);
+    if (cmd == "kernels") return cmdKernels(argc, argv);
+    if (cmd == "run") return cmdRun(argc, argv);
+    if (cmd == "show") return cmdShow(argc, argv);
+    if (cmd == "overhead") return cmdOverhead(argc, argv);
+    if (cmd == "--version" || cmd == "version") {
+      std::printf("kernelscope-cli %s (%s)\n", KS_VERSION, KS_GIT_COMMIT);
+      return 0;
+    }
+    if (cmd == "help" || cmd == "--help" || cmd == "-h") {
+      std::printf("%s", kUsage);
+      return 0;
+    }
+    usage(cmd.empty() ? "no command given (try kernelscope-cli --help)" : "unknown command '" + cmd + "'");
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "kernelscope-cli: error: %s\n", e.message.c_str());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kernelscope-cli: error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,148 @@
+#include "engine/bench/report.h"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace ks {
+
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string paramsText(const Measurement& m) {
+  const KernelInfo* k = Registry::instance().find(m.item.kernel);
+  return m.item.params.str(!k || k->uses_workgroup);
+}
+
+std::string verifyText(const Measurement& m) {
+  if (m.status == PointStatus::Skipped || m.status == PointStatus::Cancelled) return "-";
+  const auto& v = m.verification;
+  if (v.status == VerifyStatus::Skipped) return "not verified";
+  if (std::isnan(v.rel_error)) return verifyStatusName(v.status) + " (NaN)";
+  return verifyStatusName(v.status) + " (" + fmt("%.1e", v.rel_error) + ")";
+}
+
+std::string csvQuote(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string formatDuration(double ns) {
+  if (!(ns > 0)) return "-";
+  if (ns < 1e3) return fmt("%.0f ns", ns);
+  if (ns < 1e6) return fmt("%.3g us", ns / 1e3);
+  if (ns < 1e9) return fmt("%.3g ms", ns / 1e6);
+  return fmt("%.3g s", ns / 1e9);
+}
+
+std::string formatPointLine(const Measurement& m, size_t index, size_t total) {
+  std::ostringstream out;
+  char head[160];
+  std::snprintf(head, sizeof head, "[%zu/%zu] %-26s %-18s %-16s ", index, total, m.item.kernel.c_str(),
+                paramsText(m).c_str(), m.item.size.str().c_str());
+  out << head;
+  switch (m.status) {
+    case PointStatus::Ok:
+      out << "median " << formatDuration(m.stats.median) << "  " << fmt("%.2f", m.gflops) << " GFLOPS  "
+          << fmt("%.2f", m.gbps) << " GB/s  cv " << fmt("%.1f%%", 100 * m.stats.cv) << "  verified "
+          << verifyText(m);
+      break;
+    case PointStatus::Failed:
+      out << "FAILED: " << m.error;
+      break;
+    case PointStatus::Skipped:
+      out << "skipped: " << m.error;
+      break;
+    case PointStatus::Cancelled:
+      out << "cancelled";
+      break;
+  }
+  return out.str();
+}
+
+std::string renderTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width(header.size());
+  for (size_t c = 0; c < header.size(); ++c) width[c] = header[c].size();
+  for (const auto& r : rows)
+    for (size_t c = 0; c < r.size() && c < width.size(); ++c) width[c] = std::max(width[c], r[c].size());
+  std::ostringstream out;
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string s;
+    for (size_t c = 0; c < header.size(); ++c) {
+      const std::string cell = c < cells.size() ? cells[c] : "";
+      s += cell;
+      if (c + 1 < header.size()) s += std::string(width[c] - cell.size() + 2, ' ');
+    }
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    out << s << '\n';
+  };
+  line(header);
+  std::vector<std::string> rule;
+  for (size_t w : width) rule.push_back(std::string(w, '-'));
+  line(rule);
+  for (const auto& r : rows) line(r);
+  return out.str();
+}
+
+std::string formatSummaryTable(const std::vector<Measurement>& points) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& m : points) {
+    const bool ok = m.status == PointStatus::Ok;
+    std::string status = pointStatusName(m.status);
+    if (!m.error.empty()) status += ": " + m.error;
+    rows.push_back({m.item.kernel, paramsText(m), m.item.size.str(), ok ? formatDuration(m.stats.median) : "-",
+                    ok ? formatDuration(m.stats.min) : "-", ok ? formatDuration(m.stats.max) : "-",
+                    ok ? fmt("%.1f%%", 100 * m.stats.cv) : "-", ok ? fmt("%.2f", m.gflops) : "-",
+                    ok ? fmt("%.2f", m.gbps) : "-", verifyText(m), m.clock.empty() ? "-" : m.clock, status});
+  }
+  return renderTable({"kernel", "params", "size", "median", "min", "max", "cv", "GFLOPS", "GB/s", "verified",
+                      "clock", "status"},
+                     rows);
+}
+
+std::string formatDeviceTable(const std::vector<vk::DeviceInfo>& devices, int selected) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& d : devices) {
+    const std::string wg = std::to_string(d.max_workgroup_size[0]) + "x" + std::to_string(d.max_workgroup_size[1]) +
+                           "x" + std::to_string(d.max_workgroup_size[2]) + " (" +
+                           std::to_string(d.max_invocations) + ")";
+    std::string driver = d.driver_name.empty() ? d.driver_version : d.driver_name + " " + d.driver_version;
+    if (!d.driver_info.empty()) driver += " [" + d.driver_info + "]";
+    const std::string ts = d.timestamps ? "yes (" + std::to_string(d.timestamp_valid_bits) + " bits, " +
+                                              fmt("%g", d.timestamp_period_ns) + " ns/tick)"
+                                        : "no (wall clock)";
+    rows.push_back({(int(d.index) == selected ? "*" : " ") + std::to_string(d.index), d.name, d.type, driver,
+                    d.api_version, std::to_string(d.subgroup_size), std::to_string(d.max_shared_memory / 1024) + " KiB",
+                    wg, ts});
+  }
+  return renderTable({"index", "name", "type", "driver", "vulkan", "subgroup", "shared mem", "max workgroup",
+                      "timestamps"},
+                     rows);
+}
+
+std::string measurementsToCsv(const std::vector<Measurement>& points) {
+  std::ostringstream out;
+  out << "kernel,params,m,n,k,status,error,clock,reps,median_ns,min_ns,mean_ns,max_ns,stddev_ns,cv,gflops,gbps,"
+         "verification,rel_error,tolerance\n";
+  for (const auto& m : points) {
+    out << csvQuote(m.item.kernel) << ',' << csvQuote(paramsText(m)) << ',' << m.item.size.m << ',' << m.item.size.n
+        << ',' << m.item.size.k << ',' << pointStatusName(m.status) << ',' << csvQuote(m.error) << ',' << m.clock << ','
+        << m.stats.count << ',' << fmt("%.1f", m.stats.median) << ',' << fmt("%.1f", m.stats.min) << ','
+        << fmt("%.1f", m.stats.mean) << ',' << fmt("%.1f", m.stats.max) << ',' << fmt("%.1f", m.stats.stddev) << ','
+        << fmt("%.5f", m.stats.cv) << ',' << fmt("%.4f", m.gflops) << ',' << fmt("%.4f", m.gbps) << ','
+        << verifyStatusName(m.verification.status) << ',' << fmt("%.3e", m.verification.rel_error) << ','
+        << fmt("%.3e", m.verification.tolerance) << '\n';
+  }
+  return out.str();
+}
+
+}  // namespace ks

@@ -1,0 +1,21 @@
+#pragma once
+// Reporters: text lines and tables for terminals, CSV for spreadsheets.
+// They read Measurements; they never run anything.
+#include <string>
+#include <vector>
+
+#include "engine/bench/runner.h"
+#include "engine/vulkan/context.h"
+
+namespace ks {
+
+std::string formatDuration(double ns);  // "812 ns", "12.3 us", "4.56 ms", "1.23 s"
+std::string formatPointLine(const Measurement& m, size_t index, size_t total);
+std::string formatSummaryTable(const std::vector<Measurement>& points);
+std::string formatDeviceTable(const std::vector<vk::DeviceInfo>& devices, int selected);
+std::string measurementsToCsv(const std::vector<Measurement>& points);
+
+// A plain aligned text table.
+std::string renderTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);
+
+}  // namespace ks

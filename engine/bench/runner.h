@@ -1,0 +1,75 @@
+#pragma once
+// The Runner executes a Plan on the calling thread (the engine thread) and
+// reports one Measurement per point through callbacks.
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/bench/statistics.h"
+#include "engine/bench/sweep.h"
+#include "engine/bench/verify.h"
+#include "engine/vulkan/context.h"
+
+namespace ks {
+
+enum class PointStatus { Ok, Failed, Skipped, Cancelled };
+std::string pointStatusName(PointStatus s);
+Result<PointStatus> parsePointStatus(const std::string& s);
+
+struct Measurement {
+  PlanItem item;
+  PointStatus status = PointStatus::Ok;
+  std::string error;           // why it failed / was skipped
+  std::string clock;           // "gpu_timestamp" or "wall"
+  std::vector<double> samples_ns;  // one per timed repetition, on `clock`
+  std::vector<double> wall_ns;     // host submit-to-fence beside GPU samples
+  Stats stats;
+  double gflops = 0;  // from the median
+  double gbps = 0;    // from the median, each input read once and output written once
+  Verification verification;
+
+  bool trustworthy() const { return status == PointStatus::Ok && verification.status == VerifyStatus::Ok; }
+};
+
+struct RunCallbacks {
+  std::function<void(const Measurement&)> point;
+  std::function<void(size_t done, size_t total)> progress;
+};
+
+class Runner {
+ public:
+  explicit Runner(vk::Device* device);  // nullptr: CPU kernels only
+  ~Runner();
+
+  // Runs every point in order; stops between dispatches once `cancel` is set.
+  std::vector<Measurement> run(const Plan& plan, const RunCallbacks& callbacks,
+                               const std::atomic<bool>& cancel);
+  Measurement runPoint(const PlanItem& item, const Plan& plan, const std::atomic<bool>& cancel);
+
+ private:
+  struct Problem;
+  const Problem& problem(const ProblemSize& size, uint64_t seed);
+  const std::vector<float>& reference(const Problem& p);
+  Measurement runGpu(const KernelInfo& kernel, const PlanItem& item, const Plan& plan,
+                     const std::atomic<bool>& cancel);
+  Measurement runCpu(const KernelInfo& kernel, const PlanItem& item, const Plan& plan,
+                     const std::atomic<bool>& cancel);
+  void finish(Measurement& m, const KernelInfo& kernel, const std::vector<float>& c);
+
+  vk::Device* device_;
+  std::unique_ptr<Problem> problem_;  // the inputs of the last size (shared by its kernels)
+};
+
+// Seeded uniform values in [-1, -1/64] u [1/64, 1]: never zero, never tiny.
+void fillRandom(std::vector<float>& v, uint64_t seed);
+
+struct DispatchOverhead {
+  Stats submit;    // an empty vkQueueSubmit, submit to fence, in ns
+  Stats dispatch;  // one 1x1x1 dispatch of an empty shader, submit to fence, in ns
+};
+// Fixed costs, after 10 warm-up round trips each.
+Result<DispatchOverhead> measureDispatchOverhead(vk::Device& device, uint32_t reps);
+
+}  // namespace ks

@@ -1,0 +1,44 @@
+#pragma once
+// Sweeps: parsing sizes, shapes and tunables, and expanding them into a Plan.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/kernels/registry.h"
+
+namespace ks {
+
+struct PlanItem {
+  std::string kernel;
+  Params params;
+  ProblemSize size;
+  bool operator==(const PlanItem&) const = default;
+};
+
+struct Plan {
+  std::vector<PlanItem> items;
+  uint32_t reps = 20;
+  uint32_t warmup = 3;
+  uint64_t seed = 1;
+};
+
+// "128,256,512", "64:4096:x2" (geometric), "256:2048:+256" (linear), mixed.
+Result<std::vector<uint64_t>> parseSizeList(const std::string& text);
+// "1024x768x512,3000x5000x4000" (M x N x K) or plain sizes for squares.
+Result<std::vector<ProblemSize>> parseMnkList(const std::string& text);
+Result<std::vector<WorkgroupShape>> parseShapeList(const std::string& text);
+// "BK=4,8" -> {"BK", {4, 8}}
+Result<std::pair<std::string, std::vector<int>>> parseParamSweep(const std::string& text);
+
+struct SweepSpec {
+  std::vector<const KernelInfo*> kernels;
+  std::vector<ProblemSize> sizes;
+  std::vector<WorkgroupShape> shapes;  // empty: each kernel's default
+  std::map<std::string, std::vector<int>> params;
+};
+
+// Sizes outermost (inputs and the reference are shared by every kernel at a size).
+Result<std::vector<PlanItem>> buildPlan(const SweepSpec& spec);
+
+}  // namespace ks

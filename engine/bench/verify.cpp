@@ -1,0 +1,44 @@
+#include "engine/bench/verify.h"
+
+#include <cmath>
+#include <limits>
+
+namespace ks {
+
+std::string verifyStatusName(VerifyStatus s) {
+  switch (s) {
+    case VerifyStatus::Ok:
+      return "ok";
+    case VerifyStatus::Failed:
+      return "failed";
+    default:
+      return "skipped";
+  }
+}
+
+double relativeFrobeniusError(const float* c, const float* ref, size_t count) {
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (!std::isfinite(c[i])) return std::numeric_limits<double>::quiet_NaN();
+    const double d = double(c[i]) - double(ref[i]);
+    diff += d * d;
+    norm += double(ref[i]) * double(ref[i]);
+  }
+  if (norm == 0) return diff == 0 ? 0 : std::numeric_limits<double>::infinity();
+  return std::sqrt(diff / norm);
+}
+
+double gemmTolerance(uint64_t k, double unit_roundoff) {
+  return unit_roundoff * (8.0 * std::sqrt(double(k)) + 4.0);
+}
+
+Verification judge(double rel_error, double tolerance, std::string note) {
+  Verification v;
+  v.rel_error = rel_error;
+  v.tolerance = tolerance;
+  v.note = std::move(note);
+  v.status = (std::isfinite(rel_error) && rel_error <= tolerance) ? VerifyStatus::Ok : VerifyStatus::Failed;
+  return v;
+}
+
+}  // namespace ks

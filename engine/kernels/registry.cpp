@@ -1,0 +1,168 @@
+#include "engine/kernels/registry.h"
+
+#include <algorithm>
+#include <fnmatch.h>
+#include <sstream>
+
+#include "engine/kernels/shader_sources.h"
+
+namespace ks {
+
+std::string ProblemSize::str() const {
+  if (m == n && n == k) return std::to_string(m);
+  return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+}
+
+std::string WorkgroupShape::str() const {
+  std::string s = std::to_string(x) + "x" + std::to_string(y);
+  if (z != 1) s += "x" + std::to_string(z);
+  return s;
+}
+
+Result<WorkgroupShape> WorkgroupShape::parse(const std::string& text) {
+  std::vector<uint32_t> dims;
+  std::stringstream ss(text);
+  std::string part;
+  while (std::getline(ss, part, 'x')) {
+    if (part.empty() || part.size() > 6 ||
+        !std::all_of(part.begin(), part.end(), [](unsigned char c) { return std::isdigit(c); }))
+      return makeError("malformed workgroup shape '" + text + "' (expected e.g. 16x16 or 64x1x1)");
+    const auto v = std::stoul(part);
+    if (v == 0) return makeError("workgroup shape '" + text + "' has a zero dimension");
+    dims.push_back(static_cast<uint32_t>(v));
+  }
+  if (!text.empty() && text.back() == 'x')
+    return makeError("malformed workgroup shape '" + text + "' (expected e.g. 16x16)");
+  if (dims.empty() || dims.size() > 3)
+    return makeError("malformed workgroup shape '" + text + "' (expected e.g. 16x16 or 64x1x1)");
+  WorkgroupShape s;
+  s.x = dims[0];
+  s.y = dims.size() > 1 ? dims[1] : 1;
+  s.z = dims.size() > 2 ? dims[2] : 1;
+  return s;
+}
+
+std::string Params::str(bool with_wg) const {
+  std::string s = with_wg ? wg.str() : "";
+  for (const auto& [k, v] : values) {
+    if (!s.empty()) s += ' ';
+    s += k + "=" + std::to_string(v);
+  }
+  return s.empty() ? "-" : s;
+}
+
+std::string backendName(Backend b) { return b == Backend::Vulkan ? "vulkan" : "cpu"; }
+
+const Tunable* KernelInfo::tunable(const std::string& name) const {
+  for (const auto& t : tunables)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+Params KernelInfo::defaultParams() const {
+  Params p;
+  p.wg = uses_workgroup ? default_wg : WorkgroupShape{1, 1, 1};
+  for (const auto& t : tunables) p.values[t.name] = t.default_value;
+  return p;
+}
+
+Registry::Registry() { registerGemmKernels(kernels_); }
+
+const Registry& Registry::instance() {
+  static const Registry registry;
+  return registry;
+}
+
+const KernelInfo* Registry::find(const std::string& id) const {
+  for (const auto& k : kernels_)
+    if (k.id == id) return &k;
+  return nullptr;
+}
+
+Result<std::vector<const KernelInfo*>> Registry::match(const std::string& pattern_list) const {
+  std::vector<const KernelInfo*> out;
+  auto add = [&](const KernelInfo* k) {
+    if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
+  };
+  std::stringstream ss(pattern_list);
+  std::string pattern;
+  bool any = false;
+  while (std::getline(ss, pattern, ',')) {
+    pattern.erase(0, pattern.find_first_not_of(" \t"));
+    pattern.erase(pattern.find_last_not_of(" \t") + 1);
+    if (pattern.empty()) continue;
+    any = true;
+    if (pattern == "all") {
+      for (const auto& k : kernels_) add(&k);
+      continue;
+    }
+    bool matched = false;
+    for (const auto& k : kernels_)
+      if (fnmatch(pattern.c_str(), k.id.c_str(), 0) == 0) {
+        add(&k);
+        matched = true;
+      }
+    if (!matched)
+      return makeError("unknown kernel '" + pattern + "' (see `kernelscope-cli kernels`)");
+  }
+  if (!any) return makeError("no kernels given");
+  return out;
+}
+
+std::optional<std::string> unsupportedReason(const KernelInfo& kernel, const vk::DeviceInfo* device) {
+  if (kernel.backend == Backend::Cpu) return std::nullopt;
+  if (!device) return "no Vulkan device";
+  for (const auto& ext : kernel.required_extensions)
+    if (!device->hasExtension(ext)) return "no " + ext;
+  return std::nullopt;
+}
+
+std::optional<std::string> checkPoint(const KernelInfo& kernel, const ProblemSize& size,
+                                      const Params& params, const vk::DeviceInfo* device) {
+  if (size.m == 0 || size.n == 0 || size.k == 0) return "sizes must be at least 1";
+  if (auto why = unsupportedReason(kernel, device)) return "unsupported: " + *why;
+  for (const auto& [name, value] : params.values) {
+    const Tunable* t = kernel.tunable(name);
+    if (!t) return kernel.id + " has no tunable " + name;
+    if (std::find(t->values.begin(), t->values.end(), value) == t->values.end()) {
+      std::string legal;
+      for (int v : t->values) legal += (legal.empty() ? "" : ",") + std::to_string(v);
+      return name + "=" + std::to_string(value) + " is not a legal value for " + kernel.id + " (" +
+             legal + ")";
+    }
+  }
+  if (kernel.backend == Backend::Vulkan && device) {
+    const auto& wg = params.wg;
+    const std::array<uint32_t, 3> dims{wg.x, wg.y, wg.z};
+    for (int i = 0; i < 3; ++i)
+      if (dims[i] > device->max_workgroup_size[i])
+        return "workgroup " + wg.str() + ": dimension " + "xyz"[i] + std::string(" is ") +
+               std::to_string(dims[i]) + ", over maxComputeWorkGroupSize " +
+               std::to_string(device->max_workgroup_size[i]);
+    if (wg.invocations() > device->max_invocations)
+      return "workgroup " + wg.str() + " has " + std::to_string(wg.invocations()) +
+             " invocations, over maxComputeWorkGroupInvocations " +
+             std::to_string(device->max_invocations);
+    if (kernel.shared_bytes) {
+      const uint64_t shared = kernel.shared_bytes(params);
+      if (shared > device->max_shared_memory)
+        return "needs " + std::to_string(shared) + " bytes of shared memory with " +
+               params.str(true) + ", over maxComputeSharedMemorySize " +
+               std::to_string(device->max_shared_memory);
+    }
+  }
+  if (kernel.check_params)
+    if (auto why = kernel.check_params(params)) return why;
+  if (kernel.check_size)
+    if (auto why = kernel.check_size(size, params)) return why;
+  return std::nullopt;
+}
+
+const std::string& shaderSource(const std::string& file) {
+  static const std::string empty;
+  const auto& all = embeddedShaders();
+  auto it = all.find(file);
+  return it == all.end() ? empty : it->second;
+}
+
+}  // namespace ks

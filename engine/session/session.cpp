@@ -1,0 +1,424 @@
+#include "engine/session/session.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+namespace ks {
+
+using nlohmann::json;
+
+std::string nowIso8601() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+namespace {
+
+json paramsToJson(const Params& p, bool with_wg) {
+  json j = json::object();
+  if (with_wg) j["wg"] = p.wg.str();
+  for (const auto& [k, v] : p.values) j[k] = v;
+  return j;
+}
+
+json sizeToJson(const ProblemSize& s) { return {{"m", s.m}, {"n", s.n}, {"k", s.k}}; }
+
+json numberOrNull(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+json deviceToJson(const vk::DeviceInfo& d) {
+  return {{"index", d.index},
+          {"name", d.name},
+          {"type", d.type},
+          {"vendor_id", d.vendor_id},
+          {"device_id", d.device_id},
+          {"driver_name", d.driver_name},
+          {"driver_info", d.driver_info},
+          {"driver_version", d.driver_version},
+          {"api_version", d.api_version},
+          {"limits",
+           {{"subgroup_size", d.subgroup_size},
+            {"max_shared_memory", d.max_shared_memory},
+            {"max_invocations", d.max_invocations},
+            {"max_workgroup_size", d.max_workgroup_size},
+            {"max_workgroup_count", d.max_workgroup_count},
+            {"max_storage_buffer_range", d.max_storage_buffer_range},
+            {"max_allocation_size", d.max_allocation_size},
+            {"device_local_bytes", d.device_local_bytes},
+            {"timestamps", d.timestamps},
+            {"timestamp_valid_bits", d.timestamp_valid_bits},
+            {"timestamp_period_ns", d.timestamp_period_ns},
+            {"shader_float64", d.shader_float64}}}};
+}
+
+// ---- validation helpers: every failure names the field path.
+struct Reader {
+  std::string error;
+  bool failed() const { return !error.empty(); }
+  void fail(const std::string& path, const std::string& what) {
+    if (error.empty()) error = path + ": " + what;
+  }
+  const json* field(const json& obj, const std::string& path, const char* key, bool required = true) {
+    if (!obj.is_object()) {
+      fail(path, "expected an object");
+      return nullptr;
+    }
+    auto it = obj.find(key);
+    if (it == obj.end()) {
+      if (required) fail(path + "." + key, "missing");
+      return nullptr;
+    }
+    return &*it;
+  }
+  std::string str(const json& obj, const std::string& path, const char* key, bool required = true) {
+    const json* v = field(obj, path, key, required);
+    if (!v) return {};
+    if (!v->is_string()) {
+      fail(path + "." + key, "expected a string");
+      return {};
+    }
+    return v->get<std::string>();
+  }
+  uint64_t uint(const json& obj, const std::string& path, const char* key, bool required = true) {
+    const json* v = field(obj, path, key, required);
+    if (!v) return 0;
+    if (!v->is_number_unsigned() && !(v->is_number_integer() && v->get<int64_t>() >= 0)) {
+      fail(path + "." + key, "expected a non-negative integer");
+      return 0;
+    }
+    return v->get<uint64_t>();
+  }
+  // null reads as NaN (JSON has no NaN; a non-finite rel_error is written as null).
+  double num(const json& obj, const std::string& path, const char* key, bool required = true,
+             bool allow_null = false) {
+    const json* v = field(obj, path, key, required);
+    if (!v) return 0;
+    if (allow_null && v->is_null()) return std::nan("");
+    if (!v->is_number()) {
+      fail(path + "." + key, "expected a number");
+      return 0;
+    }
+    return v->get<double>();
+  }
+  bool boolean(const json& obj, const std::string& path, const char* key) {
+    const json* v = field(obj, path, key, false);
+    if (!v) return false;
+    if (!v->is_boolean()) {
+      fail(path + "." + key, "expected true or false");
+      return false;
+    }
+    return v->get<bool>();
+  }
+};
+
+Params readParams(Reader& r, const json& j, const std::string& path, const KernelInfo* kernel) {
+  Params p;
+  if (!j.is_object()) {
+    r.fail(path, "expected an object");
+    return p;
+  }
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (it.key() == "wg") {
+      if (!it->is_string()) {
+        r.fail(path + ".wg", "expected a string like \"16x16\"");
+        return p;
+      }
+      auto wg = WorkgroupShape::parse(it->get<std::string>());
+      if (!wg) {
+        r.fail(path + ".wg", wg.error().message);
+        return p;
+      }
+      p.wg = *wg;
+    } else {
+      if (!it->is_number_integer()) {
+        r.fail(path + "." + it.key(), "expected an integer");
+        return p;
+      }
+      if (kernel && !kernel->tunable(it.key())) {
+        r.fail(path + "." + it.key(), kernel->id + " has no tunable named " + it.key());
+        return p;
+      }
+      p.values[it.key()] = it->get<int>();
+    }
+  }
+  if (kernel && kernel->uses_workgroup && !j.contains("wg")) r.fail(path + ".wg", "missing");
+  return p;
+}
+
+PlanItem readItem(Reader& r, const json& j, const std::string& path, const KernelInfo** kernel_out) {
+  PlanItem item;
+  item.kernel = r.str(j, path, "kernel");
+  if (r.failed()) return item;
+  const KernelInfo* kernel = Registry::instance().find(item.kernel);
+  if (!kernel) {
+    r.fail(path + ".kernel", "unknown kernel '" + item.kernel + "' (written by a newer kernelscope?)");
+    return item;
+  }
+  if (kernel_out) *kernel_out = kernel;
+  if (const json* pj = r.field(j, path, "params")) item.params = readParams(r, *pj, path + ".params", kernel);
+  if (const json* sj = r.field(j, path, "size")) {
+    item.size.m = r.uint(*sj, path + ".size", "m");
+    item.size.n = r.uint(*sj, path + ".size", "n");
+    item.size.k = r.uint(*sj, path + ".size", "k");
+    if (!r.failed() && (item.size.m == 0 || item.size.n == 0 || item.size.k == 0))
+      r.fail(path + ".size", "sizes must be at least 1");
+  }
+  return item;
+}
+
+bool near(double a, double b) { return std::fabs(a - b) <= 1e-6 * std::max(std::fabs(a), std::fabs(b)) + 1e-9; }
+
+}  // namespace
+
+std::string sessionToJson(const Session& s) {
+  json j;
+  j["format"] = kSessionFormat;
+  j["version"] = kSessionVersion;
+  j["app"] = {{"name", "kernelscope"}, {"version", s.app_version}, {"commit", s.app_commit}};
+  j["created"] = s.created;
+  j["device"] = s.device ? deviceToJson(*s.device) : json(nullptr);
+  j["host"] = {{"cpu_model", s.host.cpu_model},
+               {"logical_cores", s.host.logical_cores},
+               {"openblas_core", s.host.openblas_core},
+               {"openblas_threads", s.host.openblas_threads},
+               {"openblas_config", s.host.openblas_config}};
+  json items = json::array();
+  for (const auto& it : s.plan.items) {
+    const KernelInfo* k = Registry::instance().find(it.kernel);
+    items.push_back({{"kernel", it.kernel},
+                     {"params", paramsToJson(it.params, !k || k->uses_workgroup)},
+                     {"size", sizeToJson(it.size)}});
+  }
+  j["plan"] = {{"reps", s.plan.reps}, {"warmup", s.plan.warmup}, {"seed", s.plan.seed}, {"items", items}};
+  json points = json::array();
+  for (const auto& m : s.points) {
+    const KernelInfo* k = Registry::instance().find(m.item.kernel);
+    json p;
+    p["kernel"] = m.item.kernel;
+    p["params"] = paramsToJson(m.item.params, !k || k->uses_workgroup);
+    p["size"] = sizeToJson(m.item.size);
+    p["status"] = pointStatusName(m.status);
+    if (!m.error.empty()) p["error"] = m.error;
+    p["clock"] = m.clock.empty() ? json(nullptr) : json(m.clock);
+    p["samples_ns"] = m.samples_ns;
+    if (!m.wall_ns.empty()) p["wall_ns"] = m.wall_ns;
+    p["stats"] = {{"count", m.stats.count},   {"min_ns", m.stats.min},     {"median_ns", m.stats.median},
+                  {"mean_ns", m.stats.mean},  {"max_ns", m.stats.max},     {"stddev_ns", m.stats.stddev},
+                  {"cv", m.stats.cv}};
+    p["gflops"] = m.gflops;
+    p["gbps"] = m.gbps;
+    p["verification"] = {{"status", verifyStatusName(m.verification.status)},
+                         {"rel_error", numberOrNull(m.verification.rel_error)},
+                         {"tolerance", m.verification.tolerance},
+                         {"note", m.verification.note}};
+    points.push_back(std::move(p));
+  }
+  j["points"] = std::move(points);
+  j["notes"] = s.notes;
+  return j.dump(1);
+}
+
+Result<Session> sessionFromJson(const std::string& text) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    return makeError(std::string("not a valid JSON file: ") + e.what());
+  }
+  Reader r;
+  Session s;
+  if (!j.is_object()) return makeError("not a kernelscope session: the top level is not an object");
+  const std::string format = r.str(j, "", "format");
+  if (r.failed()) return makeError("not a kernelscope session: " + r.error.substr(1));
+  if (format != kSessionFormat)
+    return makeError("format: '" + format + "' is not a kernelscope session (expected '" + kSessionFormat + "')");
+  const json* version = r.field(j, "", "version");
+  if (!version || !version->is_number_integer())
+    return makeError("version: missing or not an integer");
+  if (version->get<int64_t>() != kSessionVersion)
+    return makeError("version: " + std::to_string(version->get<int64_t>()) +
+                     " is not supported; this build reads version " + std::to_string(kSessionVersion) +
+                     (version->get<int64_t>() > kSessionVersion ? " (written by a newer kernelscope)" : ""));
+
+  if (const json* app = r.field(j, "", "app")) {
+    s.app_version = r.str(*app, "app", "version");
+    s.app_commit = r.str(*app, "app", "commit");
+  }
+  s.created = r.str(j, "", "created");
+
+  if (const json* d = r.field(j, "", "device"); d && !d->is_null()) {
+    vk::DeviceInfo info;
+    info.index = static_cast<uint32_t>(r.uint(*d, "device", "index", false));
+    info.name = r.str(*d, "device", "name");
+    info.type = r.str(*d, "device", "type", false);
+    info.vendor_id = static_cast<uint32_t>(r.uint(*d, "device", "vendor_id", false));
+    info.device_id = static_cast<uint32_t>(r.uint(*d, "device", "device_id", false));
+    info.driver_name = r.str(*d, "device", "driver_name", false);
+    info.driver_info = r.str(*d, "device", "driver_info", false);
+    info.driver_version = r.str(*d, "device", "driver_version");
+    info.api_version = r.str(*d, "device", "api_version");
+    if (const json* l = r.field(*d, "device", "limits")) {
+      const std::string lp = "device.limits";
+      info.subgroup_size = static_cast<uint32_t>(r.uint(*l, lp, "subgroup_size", false));
+      info.max_shared_memory = static_cast<uint32_t>(r.uint(*l, lp, "max_shared_memory"));
+      info.max_invocations = static_cast<uint32_t>(r.uint(*l, lp, "max_invocations"));
+      info.max_storage_buffer_range = r.uint(*l, lp, "max_storage_buffer_range", false);
+      info.max_allocation_size = r.uint(*l, lp, "max_allocation_size", false);
+      info.device_local_bytes = r.uint(*l, lp, "device_local_bytes", false);
+      info.timestamps = r.boolean(*l, lp, "timestamps");
+      info.timestamp_valid_bits = static_cast<uint32_t>(r.uint(*l, lp, "timestamp_valid_bits", false));
+      info.timestamp_period_ns = r.num(*l, lp, "timestamp_period_ns", false);
+      info.shader_float64 = r.boolean(*l, lp, "shader_float64");
+      for (const char* key : {"max_workgroup_size", "max_workgroup_count"}) {
+        const json* a = r.field(*l, lp, key, false);
+        if (!a) continue;
+        if (!a->is_array() || a->size() != 3 || !std::all_of(a->begin(), a->end(), [](const json& x) { return x.is_number_unsigned(); })) {
+          r.fail(lp + "." + key, "expected three non-negative integers");
+          continue;
+        }
+        auto& dst = std::string(key) == "max_workgroup_size" ? info.max_workgroup_size : info.max_workgroup_count;
+        for (int i = 0; i < 3; ++i) dst[i] = (*a)[i].get<uint32_t>();
+      }
+    }
+    s.device = info;
+  }
+  if (const json* h = r.field(j, "", "host", false)) {
+    s.host.cpu_model = r.str(*h, "host", "cpu_model", false);
+    s.host.logical_cores = static_cast<unsigned>(r.uint(*h, "host", "logical_cores", false));
+    s.host.openblas_core = r.str(*h, "host", "openblas_core", false);
+    s.host.openblas_threads = static_cast<int>(r.uint(*h, "host", "openblas_threads", false));
+    s.host.openblas_config = r.str(*h, "host", "openblas_config", false);
+  }
+  if (r.failed()) return makeError(r.error);
+
+  const json* plan = r.field(j, "", "plan");
+  if (!plan) return makeError(r.error.substr(1));
+  s.plan.reps = static_cast<uint32_t>(r.uint(*plan, "plan", "reps"));
+  s.plan.warmup = static_cast<uint32_t>(r.uint(*plan, "plan", "warmup"));
+  s.plan.seed = r.uint(*plan, "plan", "seed");
+  if (const json* items = r.field(*plan, "plan", "items")) {
+    if (!items->is_array()) r.fail("plan.items", "expected an array");
+    else
+      for (size_t i = 0; i < items->size() && !r.failed(); ++i)
+        s.plan.items.push_back(readItem(r, (*items)[i], "plan.items[" + std::to_string(i) + "]", nullptr));
+  }
+  if (r.failed()) return makeError(r.error);
+
+  const json* points = r.field(j, "", "points");
+  if (!points) return makeError(r.error.substr(1));
+  if (!points->is_array()) return makeError("points: expected an array");
+  for (size_t i = 0; i < points->size(); ++i) {
+    const std::string path = "points[" + std::to_string(i) + "]";
+    const json& pj = (*points)[i];
+    const KernelInfo* kernel = nullptr;
+    Measurement m;
+    m.item = readItem(r, pj, path, &kernel);
+    if (r.failed()) return makeError(r.error);
+    auto status = parsePointStatus(r.str(pj, path, "status"));
+    if (r.failed()) return makeError(r.error);
+    if (!status) return makeError(path + ".status: " + status.error().message);
+    m.status = *status;
+    m.error = r.str(pj, path, "error", false);
+    if (const json* clock = r.field(pj, path, "clock"); clock && !clock->is_null()) {
+      if (!clock->is_string() || (*clock != "gpu_timestamp" && *clock != "wall"))
+        return makeError(path + ".clock: expected \"gpu_timestamp\" or \"wall\"");
+      m.clock = clock->get<std::string>();
+    }
+    for (const char* key : {"samples_ns", "wall_ns"}) {
+      const json* arr = r.field(pj, path, key, std::string(key) == "samples_ns");
+      if (!arr) continue;
+      if (!arr->is_array()) return makeError(path + "." + key + ": expected an array of numbers");
+      auto& dst = std::string(key) == "samples_ns" ? m.samples_ns : m.wall_ns;
+      for (size_t k = 0; k < arr->size(); ++k) {
+        const json& x = (*arr)[k];
+        if (!x.is_number() || !std::isfinite(x.get<double>()) || x.get<double>() < 0)
+          return makeError(path + "." + key + "[" + std::to_string(k) + "]: expected a non-negative number");
+        dst.push_back(x.get<double>());
+      }
+    }
+    if (r.failed()) return makeError(r.error);
+    if (m.status == PointStatus::Ok && m.samples_ns.empty())
+      return makeError(path + ".samples_ns: an ok point must have samples");
+    if (m.status == PointStatus::Ok && m.clock.empty())
+      return makeError(path + ".clock: an ok point must name its clock");
+    // Statistics are recomputed from the raw samples; stored ones must agree.
+    m.stats = computeStats(m.samples_ns);
+    if (const json* st = r.field(pj, path, "stats")) {
+      const double median = r.num(*st, path + ".stats", "median_ns");
+      if (r.failed()) return makeError(r.error);
+      if (!m.samples_ns.empty() && !near(median, m.stats.median))
+        return makeError(path + ".stats.median_ns: " + std::to_string(median) +
+                         " does not match the median of samples_ns (" + std::to_string(m.stats.median) + ")");
+    }
+    m.gflops = r.num(pj, path, "gflops");
+    m.gbps = r.num(pj, path, "gbps", false);
+    if (r.failed()) return makeError(r.error);
+    if (m.stats.median > 0) {
+      const double expect = kernel->flops(m.item.size) / m.stats.median;
+      if (!near(m.gflops, expect))
+        return makeError(path + ".gflops: " + std::to_string(m.gflops) + " does not match the size and median time (" +
+                         std::to_string(expect) + ")");
+      m.gbps = kernel->bytes(m.item.size) / m.stats.median;
+    }
+    if (const json* v = r.field(pj, path, "verification")) {
+      const std::string vp = path + ".verification";
+      const std::string vs = r.str(*v, vp, "status");
+      if (vs == "ok") m.verification.status = VerifyStatus::Ok;
+      else if (vs == "failed") m.verification.status = VerifyStatus::Failed;
+      else if (vs == "skipped") m.verification.status = VerifyStatus::Skipped;
+      else if (!r.failed()) r.fail(vp + ".status", "expected ok, failed or skipped");
+      m.verification.rel_error = r.num(*v, vp, "rel_error", false, true);
+      m.verification.tolerance = r.num(*v, vp, "tolerance", false);
+      m.verification.note = r.str(*v, vp, "note", false);
+    }
+    if (r.failed()) return makeError(r.error);
+    if (m.status == PointStatus::Ok && m.verification.status != VerifyStatus::Ok)
+      return makeError(path + ".verification.status: an ok point must be verified ok, not " +
+                       verifyStatusName(m.verification.status));
+    if (m.verification.status == VerifyStatus::Ok &&
+        !(std::isfinite(m.verification.rel_error) && m.verification.rel_error <= m.verification.tolerance))
+      return makeError(path + ".verification: status ok but rel_error exceeds tolerance");
+    s.points.push_back(std::move(m));
+  }
+  if (const json* n = r.field(j, "", "notes", false); n && n->is_string()) s.notes = n->get<std::string>();
+  return s;
+}
+
+Status saveSession(const Session& session, const std::string& path) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return makeError("cannot write " + path + ": " + std::strerror(errno));
+    out << sessionToJson(session) << '\n';
+    out.close();
+    if (!out) {
+      std::remove(tmp.c_str());
+      return makeError("cannot write " + path + " (disk full?)");
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return makeError("cannot replace " + path + ": " + std::strerror(errno));
+  }
+  return Ok{};
+}
+
+Result<Session> loadSession(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return makeError("cannot open " + path + ": " + std::strerror(errno));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto s = sessionFromJson(ss.str());
+  if (!s) return makeError(path + ": " + s.error().message);
+  return s;
+}
+
+}  // namespace ks

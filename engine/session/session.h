@@ -1,0 +1,36 @@
+#pragma once
+// The session file: everything a run produced, as JSON (format version 1).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/bench/runner.h"
+#include "engine/cpu/cpu_info.h"
+#include "engine/vulkan/context.h"
+
+namespace ks {
+
+inline constexpr const char* kSessionFormat = "kernelscope-session";
+inline constexpr int kSessionVersion = 1;
+
+struct Session {
+  std::string app_version = KS_VERSION;
+  std::string app_commit = KS_GIT_COMMIT;
+  std::string created;  // ISO 8601 UTC
+  std::optional<vk::DeviceInfo> device;  // absent for CPU-only sessions
+  cpu::HostInfo host;
+  Plan plan;
+  std::vector<Measurement> points;
+  std::string notes;
+};
+
+std::string nowIso8601();
+
+std::string sessionToJson(const Session& session);
+// Validates everything; the error names the field that cannot be trusted.
+Result<Session> sessionFromJson(const std::string& text);
+
+Status saveSession(const Session& session, const std::string& path);  // atomic: temp + rename
+Result<Session> loadSession(const std::string& path);
+
+}  // namespace ks

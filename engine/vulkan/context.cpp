@@ -1,0 +1,748 @@
+#include "engine/vulkan/context.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "engine/vulkan/shader_compiler.h"
+
+namespace ks::vk {
+
+std::string resultName(VkResult r) {
+  switch (r) {
+#define KS_CASE(x) \
+  case x:          \
+    return #x;
+    KS_CASE(VK_SUCCESS)
+    KS_CASE(VK_NOT_READY)
+    KS_CASE(VK_TIMEOUT)
+    KS_CASE(VK_INCOMPLETE)
+    KS_CASE(VK_ERROR_OUT_OF_HOST_MEMORY)
+    KS_CASE(VK_ERROR_OUT_OF_DEVICE_MEMORY)
+    KS_CASE(VK_ERROR_INITIALIZATION_FAILED)
+    KS_CASE(VK_ERROR_DEVICE_LOST)
+    KS_CASE(VK_ERROR_MEMORY_MAP_FAILED)
+    KS_CASE(VK_ERROR_LAYER_NOT_PRESENT)
+    KS_CASE(VK_ERROR_EXTENSION_NOT_PRESENT)
+    KS_CASE(VK_ERROR_FEATURE_NOT_PRESENT)
+    KS_CASE(VK_ERROR_INCOMPATIBLE_DRIVER)
+    KS_CASE(VK_ERROR_TOO_MANY_OBJECTS)
+    KS_CASE(VK_ERROR_FORMAT_NOT_SUPPORTED)
+    KS_CASE(VK_ERROR_FRAGMENTED_POOL)
+    KS_CASE(VK_ERROR_OUT_OF_POOL_MEMORY)
+    KS_CASE(VK_ERROR_INVALID_SHADER_NV)
+#undef KS_CASE
+    default:
+      return "VkResult(" + std::to_string(static_cast<int>(r)) + ")";
+  }
+}
+
+Error vkError(VkResult r, const std::string& what) {
+  std::string reason;
+  switch (r) {
+    case VK_ERROR_OUT_OF_DEVICE_MEMORY:
+      reason = "out of device memory";
+      break;
+    case VK_ERROR_OUT_OF_HOST_MEMORY:
+      reason = "out of host memory";
+      break;
+    case VK_ERROR_DEVICE_LOST:
+      reason = "the device was lost (driver reset, hang or crash)";
+      break;
+    case VK_ERROR_INCOMPATIBLE_DRIVER:
+      reason = "no compatible Vulkan driver";
+      break;
+    default:
+      reason = resultName(r);
+  }
+  return makeError(what + ": " + reason + " (" + resultName(r) + ")", static_cast<int32_t>(r));
+}
+
+bool DeviceInfo::hasExtension(const std::string& ext) const {
+  return std::find(extensions.begin(), extensions.end(), ext) != extensions.end();
+}
+
+namespace {
+
+std::string versionString(uint32_t v) {
+  return std::to_string(VK_API_VERSION_MAJOR(v)) + "." + std::to_string(VK_API_VERSION_MINOR(v)) +
+         "." + std::to_string(VK_API_VERSION_PATCH(v));
+}
+
+std::string driverVersionString(uint32_t vendor, uint32_t v) {
+  if (vendor == 0x10DE)  // NVIDIA packs 10.8.8.6 bits
+    return std::to_string(v >> 22) + "." + std::to_string((v >> 14) & 0xff) + "." +
+           std::to_string((v >> 6) & 0xff);
+  return versionString(v);
+}
+
+std::string typeName(VkPhysicalDeviceType t) {
+  switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+      return "discrete";
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+      return "integrated";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+      return "virtual";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU:
+      return "cpu";
+    default:
+      return "other";
+  }
+}
+
+int typeRank(const std::string& type) {
+  if (type == "discrete") return 0;
+  if (type == "integrated") return 1;
+  if (type == "virtual") return 2;
+  if (type == "cpu") return 3;
+  return 4;
+}
+
+uint32_t computeQueueFamily(VkPhysicalDevice pd, uint32_t* timestamp_bits) {
+  uint32_t count = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &count, nullptr);
+  std::vector<VkQueueFamilyProperties> families(count);
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &count, families.data());
+  // Prefer a compute queue that can write timestamps.
+  uint32_t best = UINT32_MAX;
+  for (uint32_t i = 0; i < count; ++i) {
+    if (!(families[i].queueFlags & VK_QUEUE_COMPUTE_BIT)) continue;
+    if (best == UINT32_MAX || (families[i].timestampValidBits > 0 &&
+                               families[best].timestampValidBits == 0))
+      best = i;
+  }
+  if (best != UINT32_MAX && timestamp_bits) *timestamp_bits = families[best].timestampValidBits;
+  return best;
+}
+
+DeviceInfo probe(VkPhysicalDevice pd, uint32_t index) {
+  DeviceInfo info;
+  info.index = index;
+
+  VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+  VkPhysicalDeviceProperties basic{};
+  vkGetPhysicalDeviceProperties(pd, &basic);
+  VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  props.pNext = &subgroup;
+  if (basic.apiVersion >= VK_API_VERSION_1_2) subgroup.pNext = &driver;
+  vkGetPhysicalDeviceProperties2(pd, &props);
+  const auto& p = props.properties;
+  const auto& l = p.limits;
+
+  info.name = p.deviceName;
+  info.type = typeName(p.deviceType);
+  info.vendor_id = p.vendorID;
+  info.device_id = p.deviceID;
+  info.api_version = versionString(p.apiVersion);
+  info.driver_version = driverVersionString(p.vendorID, p.driverVersion);
+  if (basic.apiVersion >= VK_API_VERSION_1_2) {
+    info.driver_name = driver.driverName;
+    info.driver_info = driver.driverInfo;
+  }
+  info.subgroup_size = subgroup.subgroupSize;
+  info.max_shared_memory = l.maxComputeSharedMemorySize;
+  info.max_invocations = l.maxComputeWorkGroupInvocations;
+  for (int i = 0; i < 3; ++i) {
+    info.max_workgroup_size[i] = l.maxComputeWorkGroupSize[i];
+    info.max_workgroup_count[i] = l.maxComputeWorkGroupCount[i];
+  }
+  info.max_storage_buffer_range = l.maxStorageBufferRange;
+
+  VkPhysicalDeviceMaintenance3Properties m3{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
+  VkPhysicalDeviceProperties2 props_m3{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  props_m3.pNext = &m3;
+  vkGetPhysicalDeviceProperties2(pd, &props_m3);
+  info.max_allocation_size = m3.maxMemoryAllocationSize;
+
+  VkPhysicalDeviceMemoryProperties mem{};
+  vkGetPhysicalDeviceMemoryProperties(pd, &mem);
+  for (uint32_t i = 0; i < mem.memoryHeapCount; ++i)
+    if (mem.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
+      info.device_local_bytes = std::max<uint64_t>(info.device_local_bytes, mem.memoryHeaps[i].size);
+
+  uint32_t ts_bits = 0;
+  computeQueueFamily(pd, &ts_bits);
+  info.timestamp_valid_bits = ts_bits;
+  info.timestamp_period_ns = l.timestampPeriod;
+  info.timestamps = ts_bits > 0 && l.timestampComputeAndGraphics;
+
+  VkPhysicalDeviceFeatures features{};
+  vkGetPhysicalDeviceFeatures(pd, &features);
+  info.shader_float64 = features.shaderFloat64;
+
+  uint32_t count = 0;
+  vkEnumerateDeviceExtensionProperties(pd, nullptr, &count, nullptr);
+  std::vector<VkExtensionProperties> exts(count);
+  vkEnumerateDeviceExtensionProperties(pd, nullptr, &count, exts.data());
+  for (const auto& e : exts) info.extensions.emplace_back(e.extensionName);
+  std::sort(info.extensions.begin(), info.extensions.end());
+  return info;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- Instance
+
+Result<std::shared_ptr<Instance>> Instance::create() {
+  std::shared_ptr<Instance> self(new Instance());
+  VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+  app.pApplicationName = "kernelscope";
+  app.applicationVersion = VK_MAKE_API_VERSION(0, 0, 1, 0);
+  app.pEngineName = "kernelscope";
+  app.apiVersion = VK_API_VERSION_1_2;
+  uint32_t loader_version = VK_API_VERSION_1_0;
+  vkEnumerateInstanceVersion(&loader_version);
+  if (loader_version < VK_API_VERSION_1_1)
+    return makeError("the Vulkan loader supports only Vulkan " + versionString(loader_version) +
+                     "; kernelscope needs 1.1 or newer");
+  app.apiVersion = std::min<uint32_t>(loader_version, VK_API_VERSION_1_2);
+
+  std::vector<const char*> extensions;
+  VkInstanceCreateFlags flags = 0;
+  uint32_t count = 0;
+  vkEnumerateInstanceExtensionProperties(nullptr, &count, nullptr);
+  std::vector<VkExtensionProperties> available(count);
+  vkEnumerateInstanceExtensionProperties(nullptr, &count, available.data());
+  for (const auto& e : available)
+    if (std::strcmp(e.extensionName, VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME) == 0) {
+      extensions.push_back(VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME);
+      flags |= VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR;
+    }
+
+  VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  info.flags = flags;
+  info.pApplicationInfo = &app;
+  info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+  info.ppEnabledExtensionNames = extensions.data();
+  VkResult r = vkCreateInstance(&info, nullptr, &self->instance_);
+  if (r != VK_SUCCESS)
+    return vkError(r, "cannot create a Vulkan instance (is a Vulkan driver installed? on Debian: "
+                      "apt-get install mesa-vulkan-drivers)");
+
+  count = 0;
+  vkEnumeratePhysicalDevices(self->instance_, &count, nullptr);
+  self->physical_.resize(count);
+  vkEnumeratePhysicalDevices(self->instance_, &count, self->physical_.data());
+  for (uint32_t i = 0; i < count; ++i) {
+    VkPhysicalDeviceProperties p{};
+    vkGetPhysicalDeviceProperties(self->physical_[i], &p);
+    if (p.apiVersion < VK_API_VERSION_1_1) continue;  // subgroup queries need 1.1
+    self->devices_.push_back(probe(self->physical_[i], i));
+  }
+  if (self->devices_.empty())
+    return makeError("no Vulkan 1.1 device found (on Debian: apt-get install mesa-vulkan-drivers "
+                     "for lavapipe)");
+  return self;
+}
+
+Instance::~Instance() {
+  if (instance_) vkDestroyInstance(instance_, nullptr);
+}
+
+Result<uint32_t> selectDevice(const std::vector<DeviceInfo>& devices, const std::string& spec) {
+  if (devices.empty()) return makeError("no Vulkan devices");
+  if (spec.empty()) {
+    auto best = std::min_element(devices.begin(), devices.end(), [](const auto& a, const auto& b) {
+      return typeRank(a.type) < typeRank(b.type);
+    });
+    return best->index;
+  }
+  const bool numeric = std::all_of(spec.begin(), spec.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+  if (numeric) {
+    const unsigned long index = std::stoul(spec);
+    for (const auto& d : devices)
+      if (d.index == index) return d.index;
+    return makeError("no device with index " + spec + " (there are " +
+                     std::to_string(devices.size()) + "; see `kernelscope-cli devices`)");
+  }
+  auto lower = [](std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+    return s;
+  };
+  for (const auto& d : devices)
+    if (lower(d.name).find(lower(spec)) != std::string::npos) return d.index;
+  return makeError("no device whose name contains '" + spec + "' (see `kernelscope-cli devices`)");
+}
+
+// ---------------------------------------------------------------- Buffer
+
+Buffer::~Buffer() { release(); }
+
+Buffer::Buffer(Buffer&& o) noexcept { *this = std::move(o); }
+
+Buffer& Buffer::operator=(Buffer&& o) noexcept {
+  if (this != &o) {
+    release();
+    device_ = std::exchange(o.device_, VK_NULL_HANDLE);
+    buffer_ = std::exchange(o.buffer_, VK_NULL_HANDLE);
+    memory_ = std::exchange(o.memory_, VK_NULL_HANDLE);
+    size_ = std::exchange(o.size_, 0);
+    mapped_ = std::exchange(o.mapped_, nullptr);
+    coherent_ = o.coherent_;
+  }
+  return *this;
+}
+
+void Buffer::release() {
+  if (!device_) return;
+  if (mapped_) vkUnmapMemory(device_, memory_);
+  if (buffer_) vkDestroyBuffer(device_, buffer_, nullptr);
+  if (memory_) vkFreeMemory(device_, memory_, nullptr);
+  device_ = VK_NULL_HANDLE;
+  buffer_ = VK_NULL_HANDLE;
+  memory_ = VK_NULL_HANDLE;
+  mapped_ = nullptr;
+}
+
+// ---------------------------------------------------------------- Device
+
+Result<std::unique_ptr<Device>> Device::create(std::shared_ptr<Instance> instance, uint32_t index) {
+  std::unique_ptr<Device> self(new Device());
+  self->instance_ = instance;
+  const auto& devices = instance->devices();
+  auto it = std::find_if(devices.begin(), devices.end(), [&](const auto& d) { return d.index == index; });
+  if (it == devices.end()) return makeError("no device with index " + std::to_string(index));
+  self->info_ = *it;
+  self->physical_ = instance->physical(index);
+  vkGetPhysicalDeviceMemoryProperties(self->physical_, &self->memory_);
+  self->queue_family_ = computeQueueFamily(self->physical_, nullptr);
+  if (self->queue_family_ == UINT32_MAX) return makeError(self->info_.name + " has no compute queue");
+
+  const float priority = 1.0f;
+  VkDeviceQueueCreateInfo queue{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  queue.queueFamilyIndex = self->queue_family_;
+  queue.queueCount = 1;
+  queue.pQueuePriorities = &priority;
+
+  VkPhysicalDeviceFeatures supported{};
+  vkGetPhysicalDeviceFeatures(self->physical_, &supported);
+  VkPhysicalDeviceFeatures enabled{};
+  enabled.shaderFloat64 = supported.shaderFloat64;
+  enabled.shaderInt64 = supported.shaderInt64;
+
+  VkDeviceCreateInfo info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  info.queueCreateInfoCount = 1;
+  info.pQueueCreateInfos = &queue;
+  info.pEnabledFeatures = &enabled;
+  VkResult r = vkCreateDevice(self->physical_, &info, nullptr, &self->device_);
+  if (r != VK_SUCCESS) return vkError(r, "cannot create a logical device on " + self->info_.name);
+  vkGetDeviceQueue(self->device_, self->queue_family_, 0, &self->queue_);
+
+  VkCommandPoolCreateInfo pool{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pool.queueFamilyIndex = self->queue_family_;
+  r = vkCreateCommandPool(self->device_, &pool, nullptr, &self->command_pool_);
+  if (r != VK_SUCCESS) return vkError(r, "cannot create a command pool");
+
+  VkPipelineCacheCreateInfo cache{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+  r = vkCreatePipelineCache(self->device_, &cache, nullptr, &self->pipeline_cache_);
+  if (r != VK_SUCCESS) return vkError(r, "cannot create a pipeline cache");
+  return self;
+}
+
+Device::~Device() {
+  if (!device_) return;
+  vkDeviceWaitIdle(device_);
+  for (auto& [key, p] : pipelines_) {
+    vkDestroyPipeline(device_, p->pipeline, nullptr);
+    vkDestroyPipelineLayout(device_, p->layout, nullptr);
+    vkDestroyDescriptorSetLayout(device_, p->set_layout, nullptr);
+  }
+  if (pipeline_cache_) vkDestroyPipelineCache(device_, pipeline_cache_, nullptr);
+  if (command_pool_) vkDestroyCommandPool(device_, command_pool_, nullptr);
+  vkDestroyDevice(device_, nullptr);
+}
+
+Error Device::fail(VkResult r, const std::string& what) {
+  if (r == VK_ERROR_DEVICE_LOST) lost_ = true;
+  return vkError(r, what);
+}
+
+Status Device::check(VkResult r, const std::string& what) {
+  if (r == VK_SUCCESS) return Ok{};
+  return fail(r, what);
+}
+
+Result<Buffer> Device::createBuffer(uint64_t bytes, Placement placement, const std::string& what) {
+  if (lost_) return makeError("the device was lost; restart the sweep", VK_ERROR_DEVICE_LOST);
+  bytes = std::max<uint64_t>(bytes, 4);
+  auto mib = [](uint64_t b) { return std::to_string((b + (1 << 20) - 1) >> 20) + " MiB"; };
+  if (bytes > info_.max_storage_buffer_range)
+    return makeError(what + " needs " + mib(bytes) + ", over this device's maxStorageBufferRange (" +
+                     mib(info_.max_storage_buffer_range) + ")");
+  if (info_.max_allocation_size && bytes > info_.max_allocation_size)
+    return makeError(what + " needs " + mib(bytes) + ", over this device's maxMemoryAllocationSize (" +
+                     mib(info_.max_allocation_size) + ")");
+
+  Buffer buf;
+  buf.device_ = device_;
+  buf.size_ = bytes;
+  VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  bi.size = bytes;
+  bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+             VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  VkResult r = vkCreateBuffer(device_, &bi, nullptr, &buf.buffer_);
+  if (r != VK_SUCCESS) return fail(r, "cannot create " + what);
+
+  VkMemoryRequirements req{};
+  vkGetBufferMemoryRequirements(device_, buf.buffer_, &req);
+
+  VkMemoryPropertyFlags want = 0;
+  switch (placement) {
+    case Placement::DeviceLocal:
+      want = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+      break;
+    case Placement::HostVisible:
+      want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+      break;
+    case Placement::HostCached:
+      want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+      break;
+    case Placement::DeviceLocalHostVisible:
+      want = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
+      break;
+  }
+  uint32_t type = UINT32_MAX;
+  for (int pass = 0; pass < 2 && type == UINT32_MAX; ++pass)
+    for (uint32_t i = 0; i < memory_.memoryTypeCount; ++i) {
+      if (!(req.memoryTypeBits & (1u << i))) continue;
+      const auto flags = memory_.memoryTypes[i].propertyFlags;
+      // First pass: exactly what was asked; second: anything host-visible for
+      // host placements, anything at all for device-local.
+      const bool fits = pass == 0 ? (flags & want) == want
+                                  : (placement == Placement::DeviceLocal ||
+                                     (flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT));
+      if (fits) {
+        type = i;
+        break;
+      }
+    }
+  if (type == UINT32_MAX) return makeError("no memory type fits " + what);
+
+  VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  ai.allocationSize = req.size;
+  ai.memoryTypeIndex = type;
+  r = vkAllocateMemory(device_, &ai, nullptr, &buf.memory_);
+  if (r != VK_SUCCESS) return fail(r, "cannot allocate " + mib(bytes) + " for " + what);
+  r = vkBindBufferMemory(device_, buf.buffer_, buf.memory_, 0);
+  if (r != VK_SUCCESS) return fail(r, "cannot bind memory for " + what);
+
+  const auto flags = memory_.memoryTypes[type].propertyFlags;
+  if (flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) {
+    r = vkMapMemory(device_, buf.memory_, 0, VK_WHOLE_SIZE, 0, &buf.mapped_);
+    if (r != VK_SUCCESS) return fail(r, "cannot map " + what);
+    buf.coherent_ = flags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  }
+  return buf;
+}
+
+Status Device::submitAndWait(VkCommandBuffer cmd, VkFence fence, double* wall_ns) {
+  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  submit.commandBufferCount = cmd ? 1 : 0;
+  submit.pCommandBuffers = &cmd;
+  const auto t0 = std::chrono::steady_clock::now();
+  VkResult r = vkQueueSubmit(queue_, 1, &submit, fence);
+  if (r != VK_SUCCESS) return fail(r, "vkQueueSubmit");
+  // A generous timeout: a hung kernel is reported rather than waited on forever.
+  r = vkWaitForFences(device_, 1, &fence, VK_TRUE, 600ull * 1000 * 1000 * 1000);
+  const auto t1 = std::chrono::steady_clock::now();
+  if (r == VK_TIMEOUT) return makeError("the dispatch did not finish within 600 s", r);
+  if (r != VK_SUCCESS) return fail(r, "vkWaitForFences");
+  if (wall_ns) *wall_ns = std::chrono::duration<double, std::nano>(t1 - t0).count();
+  return check(vkResetFences(device_, 1, &fence), "vkResetFences");
+}
+
+Status Device::oneShot(const std::function<void(VkCommandBuffer)>& record) {
+  if (lost_) return makeError("the device was lost", VK_ERROR_DEVICE_LOST);
+  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  ai.commandPool = command_pool_;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = 1;
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  VkResult r = vkAllocateCommandBuffers(device_, &ai, &cmd);
+  if (r != VK_SUCCESS) return fail(r, "vkAllocateCommandBuffers");
+  VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  VkFence fence = VK_NULL_HANDLE;
+  r = vkCreateFence(device_, &fi, nullptr, &fence);
+  if (r != VK_SUCCESS) {
+    vkFreeCommandBuffers(device_, command_pool_, 1, &cmd);
+    return fail(r, "vkCreateFence");
+  }
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  vkBeginCommandBuffer(cmd, &bi);
+  record(cmd);
+  VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  barrier.dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                       VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
+                       &barrier, 0, nullptr, 0, nullptr);
+  vkEndCommandBuffer(cmd);
+  Status s = submitAndWait(cmd, fence, nullptr);
+  vkDestroyFence(device_, fence, nullptr);
+  vkFreeCommandBuffers(device_, command_pool_, 1, &cmd);
+  return s;
+}
+
+Status Device::upload(Buffer& dst, const void* data, uint64_t bytes) {
+  bytes = std::min(bytes, dst.size());
+  if (dst.mapped()) {
+    std::memcpy(dst.mapped(), data, bytes);
+    if (!dst.hostCoherent()) {
+      VkMappedMemoryRange range{VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE};
+      range.memory = dst.memory_;
+      range.size = VK_WHOLE_SIZE;
+      return check(vkFlushMappedMemoryRanges(device_, 1, &range), "vkFlushMappedMemoryRanges");
+    }
+    return Ok{};
+  }
+  auto staging = createBuffer(bytes, Placement::HostVisible, "a staging buffer");
+  if (!staging) return staging.error();
+  std::memcpy(staging->mapped(), data, bytes);
+  VkBuffer src = staging->handle(), to = dst.handle();
+  return oneShot([&](VkCommandBuffer cmd) {
+    VkBufferCopy region{0, 0, bytes};
+    vkCmdCopyBuffer(cmd, src, to, 1, &region);
+  });
+}
+
+Status Device::download(const Buffer& src, void* data, uint64_t bytes) {
+  bytes = std::min(bytes, src.size());
+  if (src.mapped()) {
+    if (!src.hostCoherent()) {
+      VkMappedMemoryRange range{VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE};
+      range.memory = src.memory_;
+      range.size = VK_WHOLE_SIZE;
+      auto s = check(vkInvalidateMappedMemoryRanges(device_, 1, &range), "vkInvalidateMappedMemoryRanges");
+      if (!s) return s;
+    }
+    std::memcpy(data, src.mapped(), bytes);
+    return Ok{};
+  }
+  auto staging = createBuffer(bytes, Placement::HostCached, "a staging buffer");
+  if (!staging) return staging.error();
+  VkBuffer from = src.handle(), to = staging->handle();
+  auto s = oneShot([&](VkCommandBuffer cmd) {
+    VkBufferCopy region{0, 0, bytes};
+    vkCmdCopyBuffer(cmd, from, to, 1, &region);
+  });
+  if (!s) return s;
+  return download(*staging, data, bytes);
+}
+
+Status Device::fill(Buffer& dst, uint32_t pattern) {
+  VkBuffer b = dst.handle();
+  return oneShot([&](VkCommandBuffer cmd) { vkCmdFillBuffer(cmd, b, 0, VK_WHOLE_SIZE, pattern); });
+}
+
+Result<const Pipeline*> Device::pipeline(const PipelineDesc& desc) {
+  if (lost_) return makeError("the device was lost", VK_ERROR_DEVICE_LOST);
+  std::string source_key = desc.name + '\n' + desc.source;
+  for (const auto& [k, v] : desc.defines) source_key += '\n' + k + '=' + v;
+  std::string key = source_key + "\nspec:";
+  for (uint32_t v : desc.spec_constants) key += std::to_string(v) + ',';
+  key += "\nbuffers:" + std::to_string(desc.buffer_count) + "\npush:" + std::to_string(desc.push_constant_bytes);
+  if (auto it = pipelines_.find(key); it != pipelines_.end()) return it->second.get();
+
+  auto spirv_it = spirv_cache_.find(source_key);
+  if (spirv_it == spirv_cache_.end()) {
+    auto spirv = compileGlsl(desc.name, desc.source, desc.defines);
+    if (!spirv) return spirv.error();
+    spirv_it = spirv_cache_.emplace(source_key, std::move(spirv.value())).first;
+  }
+  const auto& code = spirv_it->second;
+
+  auto p = std::make_unique<Pipeline>();
+  p->buffer_count = desc.buffer_count;
+  p->push_constant_bytes = desc.push_constant_bytes;
+  std::vector<VkDescriptorSetLayoutBinding> bindings(desc.buffer_count);
+  for (uint32_t i = 0; i < desc.buffer_count; ++i) {
+    bindings[i].binding = i;
+    bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    bindings[i].descriptorCount = 1;
+    bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+  }
+  VkDescriptorSetLayoutCreateInfo dl{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+  dl.bindingCount = desc.buffer_count;
+  dl.pBindings = bindings.data();
+  VkResult r = vkCreateDescriptorSetLayout(device_, &dl, nullptr, &p->set_layout);
+  if (r != VK_SUCCESS) return fail(r, "vkCreateDescriptorSetLayout");
+
+  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, desc.push_constant_bytes};
+  VkPipelineLayoutCreateInfo pl{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  pl.setLayoutCount = 1;
+  pl.pSetLayouts = &p->set_layout;
+  pl.pushConstantRangeCount = desc.push_constant_bytes ? 1 : 0;
+  pl.pPushConstantRanges = &range;
+  r = vkCreatePipelineLayout(device_, &pl, nullptr, &p->layout);
+  if (r != VK_SUCCESS) {
+    vkDestroyDescriptorSetLayout(device_, p->set_layout, nullptr);
+    return fail(r, "vkCreatePipelineLayout");
+  }
+
+  VkShaderModuleCreateInfo sm{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  sm.codeSize = code.size() * sizeof(uint32_t);
+  sm.pCode = code.data();
+  VkShaderModule module = VK_NULL_HANDLE;
+  r = vkCreateShaderModule(device_, &sm, nullptr, &module);
+  if (r != VK_SUCCESS) {
+    vkDestroyPipelineLayout(device_, p->layout, nullptr);
+    vkDestroyDescriptorSetLayout(device_, p->set_layout, nullptr);
+    return fail(r, "vkCreateShaderModule for " + desc.name);
+  }
+
+  std::vector<VkSpecializationMapEntry> entries(desc.spec_constants.size());
+  for (uint32_t i = 0; i < entries.size(); ++i) entries[i] = {i, i * 4u, 4};
+  VkSpecializationInfo spec{};
+  spec.mapEntryCount = static_cast<uint32_t>(entries.size());
+  spec.pMapEntries = entries.data();
+  spec.dataSize = desc.spec_constants.size() * sizeof(uint32_t);
+  spec.pData = desc.spec_constants.data();
+
+  VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  ci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+  ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  ci.stage.module = module;
+  ci.stage.pName = "main";
+  ci.stage.pSpecializationInfo = entries.empty() ? nullptr : &spec;
+  ci.layout = p->layout;
+  r = vkCreateComputePipelines(device_, pipeline_cache_, 1, &ci, nullptr, &p->pipeline);
+  vkDestroyShaderModule(device_, module, nullptr);
+  if (r != VK_SUCCESS) {
+    vkDestroyPipelineLayout(device_, p->layout, nullptr);
+    vkDestroyDescriptorSetLayout(device_, p->set_layout, nullptr);
+    return fail(r, "vkCreateComputePipelines for " + desc.name);
+  }
+  const Pipeline* raw = p.get();
+  pipelines_.emplace(key, std::move(p));
+  return raw;
+}
+
+Result<std::unique_ptr<TimedDispatch>> Device::prepareDispatch(const Pipeline& pipeline,
+                                                                const std::vector<const Buffer*>& buffers,
+                                                                const void* push_constants,
+                                                                std::array<uint32_t, 3> groups) {
+  if (lost_) return makeError("the device was lost", VK_ERROR_DEVICE_LOST);
+  for (int i = 0; i < 3; ++i)
+    if (groups[i] == 0 || groups[i] > info_.max_workgroup_count[i])
+      return makeError("dispatch of " + std::to_string(groups[i]) + " workgroups in dimension " +
+                       "xyz"[i] + std::string(" is outside this device's maxComputeWorkGroupCount (") +
+                       std::to_string(info_.max_workgroup_count[i]) + ")");
+  if (buffers.size() != pipeline.buffer_count) return makeError("buffer count does not match the pipeline");
+
+  std::unique_ptr<TimedDispatch> d(new TimedDispatch());
+  d->device_ = this;
+  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, pipeline.buffer_count};
+  VkDescriptorPoolCreateInfo pi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+  pi.maxSets = 1;
+  pi.poolSizeCount = 1;
+  pi.pPoolSizes = &size;
+  VkResult r = vkCreateDescriptorPool(device_, &pi, nullptr, &d->pool_);
+  if (r != VK_SUCCESS) return fail(r, "vkCreateDescriptorPool");
+  VkDescriptorSetAllocateInfo si{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+  si.descriptorPool = d->pool_;
+  si.descriptorSetCount = 1;
+  si.pSetLayouts = &pipeline.set_layout;
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  r = vkAllocateDescriptorSets(device_, &si, &set);
+  if (r != VK_SUCCESS) return fail(r, "vkAllocateDescriptorSets");
+  std::vector<VkDescriptorBufferInfo> infos(buffers.size());
+  std::vector<VkWriteDescriptorSet> writes(buffers.size());
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    infos[i] = {buffers[i]->handle(), 0, VK_WHOLE_SIZE};
+    writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    writes[i].dstSet = set;
+    writes[i].dstBinding = static_cast<uint32_t>(i);
+    writes[i].descriptorCount = 1;
+    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    writes[i].pBufferInfo = &infos[i];
+  }
+  vkUpdateDescriptorSets(device_, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
+
+  if (info_.timestamps) {
+    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qi.queryCount = 2;
+    r = vkCreateQueryPool(device_, &qi, nullptr, &d->queries_);
+    if (r != VK_SUCCESS) return fail(r, "vkCreateQueryPool");
+  }
+  VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  r = vkCreateFence(device_, &fi, nullptr, &d->fence_);
+  if (r != VK_SUCCESS) return fail(r, "vkCreateFence");
+
+  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  ai.commandPool = command_pool_;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = 1;
+  r = vkAllocateCommandBuffers(device_, &ai, &d->cmd_);
+  if (r != VK_SUCCESS) return fail(r, "vkAllocateCommandBuffers");
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  vkBeginCommandBuffer(d->cmd_, &bi);
+  if (d->queries_) {
+    vkCmdResetQueryPool(d->cmd_, d->queries_, 0, 2);
+    vkCmdWriteTimestamp(d->cmd_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, d->queries_, 0);
+  }
+  vkCmdBindPipeline(d->cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.pipeline);
+  vkCmdBindDescriptorSets(d->cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout, 0, 1, &set, 0, nullptr);
+  if (pipeline.push_constant_bytes && push_constants)
+    vkCmdPushConstants(d->cmd_, pipeline.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                       pipeline.push_constant_bytes, push_constants);
+  vkCmdDispatch(d->cmd_, groups[0], groups[1], groups[2]);
+  if (d->queries_) vkCmdWriteTimestamp(d->cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, d->queries_, 1);
+  // Make the results visible to the host and to the next repetition.
+  VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+  barrier.dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_SHADER_READ_BIT;
+  vkCmdPipelineBarrier(d->cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                       VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT |
+                           VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                       0, 1, &barrier, 0, nullptr, 0, nullptr);
+  r = vkEndCommandBuffer(d->cmd_);
+  if (r != VK_SUCCESS) return fail(r, "vkEndCommandBuffer");
+  return d;
+}
+
+Result<double> Device::emptySubmitNs() {
+  if (lost_) return makeError("the device was lost", VK_ERROR_DEVICE_LOST);
+  VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  VkFence fence = VK_NULL_HANDLE;
+  VkResult r = vkCreateFence(device_, &fi, nullptr, &fence);
+  if (r != VK_SUCCESS) return fail(r, "vkCreateFence");
+  double ns = 0;
+  Status s = submitAndWait(VK_NULL_HANDLE, fence, &ns);
+  vkDestroyFence(device_, fence, nullptr);
+  if (!s) return s.error();
+  return ns;
+}
+
+TimedDispatch::~TimedDispatch() {
+  VkDevice dev = device_->handle();
+  if (cmd_) vkFreeCommandBuffers(dev, device_->command_pool_, 1, &cmd_);
+  if (queries_) vkDestroyQueryPool(dev, queries_, nullptr);
+  if (fence_) vkDestroyFence(dev, fence_, nullptr);
+  if (pool_) vkDestroyDescriptorPool(dev, pool_, nullptr);
+}
+
+Result<Timing> TimedDispatch::run() {
+  if (device_->lost()) return makeError("the device was lost", VK_ERROR_DEVICE_LOST);
+  Timing t;
+  Status s = device_->submitAndWait(cmd_, fence_, &t.wall_ns);
+  if (!s) return s.error();
+  if (queries_) {
+    uint64_t stamps[2] = {0, 0};
+    VkResult r = vkGetQueryPoolResults(device_->handle(), queries_, 0, 2, sizeof stamps, stamps,
+                                       sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+    if (r != VK_SUCCESS) return device_->fail(r, "vkGetQueryPoolResults");
+    const uint32_t bits = device_->info().timestamp_valid_bits;
+    const uint64_t mask = bits >= 64 ? ~0ull : ((1ull << bits) - 1);
+    const uint64_t ticks = (stamps[1] - stamps[0]) & mask;  // wraps correctly within validBits
+    t.gpu_ns = static_cast<double>(ticks) * device_->info().timestamp_period_ns;
+  }
+  return t;
+}
+
+}  // namespace ks::vk

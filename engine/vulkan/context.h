@@ -1,0 +1,187 @@
+#pragma once
+// Vulkan: instance, device probe and selection, buffers, compute pipelines
+// (cached), and timed dispatches with GPU timestamps.
+#include <vulkan/vulkan.h>
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "engine/result.h"
+
+namespace ks::vk {
+
+std::string resultName(VkResult r);
+Error vkError(VkResult r, const std::string& what);
+
+struct DeviceInfo {
+  uint32_t index = 0;
+  std::string name;
+  std::string type;  // discrete, integrated, virtual, cpu, other
+  uint32_t vendor_id = 0;
+  uint32_t device_id = 0;
+  std::string driver_name;
+  std::string driver_info;
+  std::string driver_version;
+  std::string api_version;
+  uint32_t subgroup_size = 0;
+  uint32_t max_shared_memory = 0;
+  uint32_t max_invocations = 0;
+  std::array<uint32_t, 3> max_workgroup_size{};
+  std::array<uint32_t, 3> max_workgroup_count{};
+  uint64_t max_storage_buffer_range = 0;
+  uint64_t max_allocation_size = 0;
+  uint64_t device_local_bytes = 0;
+  bool timestamps = false;  // the compute queue can write timestamps
+  uint32_t timestamp_valid_bits = 0;
+  double timestamp_period_ns = 0;
+  bool shader_float64 = false;
+  std::vector<std::string> extensions;
+
+  bool hasExtension(const std::string& ext) const;
+  bool isSoftware() const { return type == "cpu"; }
+};
+
+class Instance {
+ public:
+  static Result<std::shared_ptr<Instance>> create();
+  ~Instance();
+  Instance(const Instance&) = delete;
+  Instance& operator=(const Instance&) = delete;
+
+  const std::vector<DeviceInfo>& devices() const { return devices_; }
+  VkInstance handle() const { return instance_; }
+  VkPhysicalDevice physical(uint32_t index) const { return physical_.at(index); }
+
+ private:
+  Instance() = default;
+  VkInstance instance_ = VK_NULL_HANDLE;
+  std::vector<VkPhysicalDevice> physical_;
+  std::vector<DeviceInfo> devices_;
+};
+
+// The default device: a discrete GPU, else integrated, else virtual, else a CPU
+// implementation (lavapipe). `spec` may be empty, an index or a name substring.
+Result<uint32_t> selectDevice(const std::vector<DeviceInfo>& devices, const std::string& spec);
+
+enum class Placement { DeviceLocal, HostVisible, HostCached, DeviceLocalHostVisible };
+
+class Device;
+
+class Buffer {
+ public:
+  Buffer() = default;
+  ~Buffer();
+  Buffer(Buffer&& other) noexcept;
+  Buffer& operator=(Buffer&& other) noexcept;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  VkBuffer handle() const { return buffer_; }
+  uint64_t size() const { return size_; }
+  void* mapped() const { return mapped_; }
+  bool hostCoherent() const { return coherent_; }
+
+ private:
+  friend class Device;
+  void release();
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkBuffer buffer_ = VK_NULL_HANDLE;
+  VkDeviceMemory memory_ = VK_NULL_HANDLE;
+  uint64_t size_ = 0;
+  void* mapped_ = nullptr;
+  bool coherent_ = true;
+};
+
+struct PipelineDesc {
+  std::string name;        // for messages: the shader file
+  std::string source;      // GLSL
+  std::vector<std::pair<std::string, std::string>> defines;
+  std::vector<uint32_t> spec_constants;  // constant_id 0..n-1
+  uint32_t buffer_count = 3;             // storage buffers at bindings 0..n-1
+  uint32_t push_constant_bytes = 16;
+};
+
+struct Pipeline {
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+  uint32_t buffer_count = 0;
+  uint32_t push_constant_bytes = 0;
+};
+
+struct Timing {
+  double gpu_ns = -1;  // < 0 where timestamps are unsupported
+  double wall_ns = 0;  // host submit-to-fence
+};
+
+// A recorded dispatch that can be submitted many times and timed each time.
+class TimedDispatch {
+ public:
+  ~TimedDispatch();
+  Result<Timing> run();
+
+ private:
+  friend class Device;
+  TimedDispatch() = default;
+  Device* device_ = nullptr;
+  VkCommandBuffer cmd_ = VK_NULL_HANDLE;
+  VkDescriptorPool pool_ = VK_NULL_HANDLE;
+  VkQueryPool queries_ = VK_NULL_HANDLE;
+  VkFence fence_ = VK_NULL_HANDLE;
+};
+
+class Device {
+ public:
+  static Result<std::unique_ptr<Device>> create(std::shared_ptr<Instance> instance, uint32_t index);
+  ~Device();
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  const DeviceInfo& info() const { return info_; }
+  VkDevice handle() const { return device_; }
+  bool lost() const { return lost_; }
+
+  Result<Buffer> createBuffer(uint64_t bytes, Placement placement, const std::string& what);
+  Status upload(Buffer& dst, const void* data, uint64_t bytes);
+  Status download(const Buffer& src, void* data, uint64_t bytes);
+  Status fill(Buffer& dst, uint32_t pattern);  // vkCmdFillBuffer over the whole buffer
+
+  // Compiles (cached on source + defines) and builds (cached on specialization).
+  Result<const Pipeline*> pipeline(const PipelineDesc& desc);
+
+  Result<std::unique_ptr<TimedDispatch>> prepareDispatch(const Pipeline& pipeline,
+                                                          const std::vector<const Buffer*>& buffers,
+                                                          const void* push_constants,
+                                                          std::array<uint32_t, 3> groups);
+  // Submit-to-fence of an empty command buffer, for overhead measurement.
+  Result<double> emptySubmitNs();
+
+ private:
+  friend class TimedDispatch;
+  Device() = default;
+  Status submitAndWait(VkCommandBuffer cmd, VkFence fence, double* wall_ns);
+  Status oneShot(const std::function<void(VkCommandBuffer)>& record);
+  Status check(VkResult r, const std::string& what);
+  Error fail(VkResult r, const std::string& what);
+
+  std::shared_ptr<Instance> instance_;
+  DeviceInfo info_;
+  VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+  VkPhysicalDeviceMemoryProperties memory_{};
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  uint32_t queue_family_ = 0;
+  VkCommandPool command_pool_ = VK_NULL_HANDLE;
+  VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
+  bool lost_ = false;
+  std::map<std::string, std::vector<uint32_t>> spirv_cache_;
+  std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
+};
+
+}  // namespace ks::vk
