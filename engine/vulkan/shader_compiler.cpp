@@ -14,10 +14,14 @@ namespace {
 std::once_flag g_init;
 std::mutex g_compile_mutex;  // glslang's process-wide state is not reentrant everywhere
 
+// Line numbers follow the file (the injected defines sit under a #line), so
+// the listing shows the file itself and the defines separately.
 Error stageError(const std::string& stage, const std::string& name, const std::string& log,
-                 const std::string& source) {
-  return makeError("GLSL " + stage + " failed for " + name + ":\n" + log +
-                   "\n--- source ---\n" + numberedSource(source));
+                 const std::string& source, const Defines& defines) {
+  std::string defs;
+  for (const auto& [k, v] : defines) defs += (defs.empty() ? "" : " ") + k + "=" + v;
+  return makeError("GLSL " + stage + " failed for " + name + (defs.empty() ? "" : " (" + defs + ")") + ":\n" +
+                   log + "\n--- " + name + " ---\n" + numberedSource(source));
 }
 }  // namespace
 
@@ -74,13 +78,13 @@ Result<std::vector<uint32_t>> compileGlsl(const std::string& name, const std::st
   glslang::TShader::ForbidIncluder includer;
   if (!shader.preprocess(resources, 100, ENoProfile, false, false, messages, &preprocessed,
                          includer))
-    return stageError("preprocess", name, shader.getInfoLog(), full);
+    return stageError("preprocess", name, shader.getInfoLog(), source, defines);
   if (!shader.parse(resources, 100, false, messages))
-    return stageError("parse", name, shader.getInfoLog(), full);
+    return stageError("parse", name, shader.getInfoLog(), source, defines);
 
   glslang::TProgram program;
   program.addShader(&shader);
-  if (!program.link(messages)) return stageError("link", name, program.getInfoLog(), full);
+  if (!program.link(messages)) return stageError("link", name, program.getInfoLog(), source, defines);
 
   std::vector<uint32_t> spirv;
   spv::SpvBuildLogger logger;
@@ -89,7 +93,7 @@ Result<std::vector<uint32_t>> compileGlsl(const std::string& name, const std::st
   options.validate = false;
   glslang::GlslangToSpv(*program.getIntermediate(EShLangCompute), spirv, &logger, &options);
   const std::string log = logger.getAllMessages();
-  if (spirv.empty()) return stageError("SPIR-V generation", name, log, full);
+  if (spirv.empty()) return stageError("SPIR-V generation", name, log, source, defines);
   return spirv;
 }
 

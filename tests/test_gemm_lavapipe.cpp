@@ -1,0 +1,248 @@
+// Every GPU gemm kernel, run for real on lavapipe and verified against OpenBLAS.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "engine/bench/runner.h"
+
+using namespace ks;
+
+namespace {
+
+struct Lavapipe {
+  std::shared_ptr<vk::Instance> instance;
+  std::unique_ptr<vk::Device> device;
+};
+
+Lavapipe& lavapipe() {
+  static Lavapipe l = [] {
+    Lavapipe out;
+    auto inst = vk::Instance::create();
+    if (!inst) return out;
+    out.instance = *inst;
+    auto index = vk::selectDevice(out.instance->devices(), "llvmpipe");
+    if (!index) index = vk::selectDevice(out.instance->devices(), "");
+    if (!index) return out;
+    auto dev = vk::Device::create(out.instance, *index);
+    if (dev) out.device = std::move(dev.value());
+    return out;
+  }();
+  return l;
+}
+
+vk::Device& device() {
+  auto& l = lavapipe();
+  if (!l.device) throw std::runtime_error("no Vulkan device (install mesa-vulkan-drivers)");
+  return *l.device;
+}
+
+Plan quickPlan(uint32_t reps = 2, uint32_t warmup = 1) {
+  Plan p;
+  p.reps = reps;
+  p.warmup = warmup;
+  p.seed = 7;
+  return p;
+}
+
+std::vector<const KernelInfo*> gpuKernels() {
+  std::vector<const KernelInfo*> out;
+  for (const auto& k : Registry::instance().all())
+    if (k.backend == Backend::Vulkan && k.family == "gemm") out.push_back(&k);
+  return out;
+}
+
+}  // namespace
+
+TEST(GemmLavapipe, DeviceIsUsableAndTimestamped) {
+  const auto& info = device().info();
+  EXPECT_GT(info.max_invocations, 0u);
+  EXPECT_GT(info.max_shared_memory, 0u);
+  EXPECT_TRUE(info.timestamps) << "lavapipe supports timestamps; the GPU clock must be used";
+}
+
+// Sizes that fit, and awkward ones where the kernel claims to support them.
+TEST(GemmLavapipe, EveryKernelVerifiesAtFittingAndAwkwardSizes) {
+  Runner runner(&device());
+  std::atomic<bool> cancel{false};
+  const std::vector<ProblemSize> sizes = {{64, 64, 64}, {1, 1, 1}, {17, 17, 17}, {1000, 1200, 900}, {5, 3, 7}};
+  for (const auto* k : gpuKernels())
+    for (const auto& size : sizes) {
+      SCOPED_TRACE(k->id + " at " + size.str());
+      PlanItem item{k->id, k->defaultParams(), size};
+      const auto why = checkPoint(*k, size, item.params, &device().info());
+      const Measurement m = runner.runPoint(item, quickPlan(size.m >= 1000 ? 1 : 2, size.m >= 1000 ? 0 : 1), cancel);
+      if (why) {
+        // Only size constraints may refuse these shapes, and they say so.
+        EXPECT_EQ(m.status, PointStatus::Skipped);
+        EXPECT_NE(m.error.find("is not a multiple of"), std::string::npos) << m.error;
+        EXPECT_NE(k->constraints.find("multiple"), std::string::npos);
+        continue;
+      }
+      ASSERT_EQ(m.status, PointStatus::Ok) << m.error;
+      EXPECT_EQ(m.verification.status, VerifyStatus::Ok) << m.verification.rel_error;
+      EXPECT_LE(m.verification.rel_error, m.verification.tolerance);
+      EXPECT_EQ(m.clock, "gpu_timestamp");
+      ASSERT_FALSE(m.samples_ns.empty());
+      for (double s : m.samples_ns) EXPECT_GT(s, 0);
+      EXPECT_NEAR(m.gflops, k->flops(size) / m.stats.median, 1e-9 * m.gflops);
+    }
+}
+
+TEST(GemmLavapipe, NonDefaultShapesAndTunablesVerify) {
+  Runner runner(&device());
+  std::atomic<bool> cancel{false};
+  const ProblemSize odd{65, 33, 47};
+  struct Case {
+    const char* kernel;
+    WorkgroupShape wg;
+    std::map<std::string, int> values;
+  };
+  const std::vector<Case> cases = {
+      {"gemm.naive", {1, 1, 1}, {}},
+      {"gemm.naive", {32, 4, 1}, {}},
+      {"gemm.naive_coalesced", {16, 16, 1}, {}},
+      {"gemm.tiled_shared", {8, 8, 1}, {}},
+      {"gemm.tiled_shared", {32, 32, 1}, {}},
+      {"gemm.tiled_shared_unroll", {16, 16, 1}, {{"UNROLL", 16}}},
+      {"gemm.tiled_shared_unroll", {8, 8, 1}, {{"UNROLL", 2}}},
+      {"gemm.block_tiling", {8, 8, 1}, {{"BK", 1}, {"BN", 8}}},
+      {"gemm.block_tiling", {16, 8, 1}, {{"BK", 16}, {"BN", 2}}},
+      {"gemm.block_tiling", {4, 16, 1}, {{"BK", 8}, {"BN", 1}}},
+  };
+  for (const auto& c : cases) {
+    PlanItem item{c.kernel, {c.wg, c.values}, odd};
+    SCOPED_TRACE(std::string(c.kernel) + " " + item.params.str(true));
+    const Measurement m = runner.runPoint(item, quickPlan(), cancel);
+    ASSERT_EQ(m.status, PointStatus::Ok) << m.error;
+    EXPECT_EQ(m.verification.status, VerifyStatus::Ok);
+  }
+  for (const char* id : {"gemm.reg4x4", "gemm.reg8x4"})
+    for (WorkgroupShape wg : {WorkgroupShape{4, 4, 1}, WorkgroupShape{16, 8, 1}, WorkgroupShape{1, 32, 1}}) {
+      PlanItem item{id, {wg, {}}, {72, 36, 44}};
+      SCOPED_TRACE(std::string(id) + " " + wg.str());
+      const Measurement m = runner.runPoint(item, quickPlan(), cancel);
+      ASSERT_EQ(m.status, PointStatus::Ok) << m.error;
+    }
+}
+
+TEST(GemmLavapipe, ShapesOverTheDeviceLimitsAreRefusedWithTheReason) {
+  Runner runner(&device());
+  std::atomic<bool> cancel{false};
+  const auto& info = device().info();
+  PlanItem wide{"gemm.naive", {{info.max_invocations, 2, 1}, {}}, {64, 64, 64}};
+  Measurement m = runner.runPoint(wide, quickPlan(), cancel);
+  EXPECT_EQ(m.status, PointStatus::Skipped);
+  EXPECT_NE(m.error.find("maxComputeWorkGroupInvocations"), std::string::npos) << m.error;
+
+  // Shared memory: BK=16, BN=8 with a 64x16 workgroup needs 40 KiB.
+  PlanItem big{"gemm.block_tiling", {{64, 16, 1}, {{"BK", 16}, {"BN", 8}}}, {64, 64, 64}};
+  m = runner.runPoint(big, quickPlan(), cancel);
+  if (info.max_shared_memory < 40960) {
+    EXPECT_EQ(m.status, PointStatus::Skipped);
+    EXPECT_NE(m.error.find("maxComputeSharedMemorySize"), std::string::npos) << m.error;
+  }
+}
+
+TEST(GemmLavapipe, BuffersOverTheDeviceLimitFailWithAMessage) {
+  Runner runner(&device());
+  std::atomic<bool> cancel{false};
+  const auto& info = device().info();
+  // A K x N matrix one column wider than the largest storage buffer.
+  const uint64_t n = info.max_storage_buffer_range / 4 / 64 + 1;
+  if (n > (1u << 24)) GTEST_SKIP() << "device allows huge buffers";
+  PlanItem item{"gemm.naive_coalesced", {{8, 8, 1}, {}}, {1, n, 64}};
+  const Measurement m = runner.runPoint(item, quickPlan(), cancel);
+  EXPECT_EQ(m.status, PointStatus::Failed);
+  EXPECT_NE(m.error.find("maxStorageBufferRange"), std::string::npos) << m.error;
+  EXPECT_NE(m.error.find("matrix B"), std::string::npos) << m.error;
+}
+
+TEST(GemmLavapipe, PoisonedOutputCatchesUnwrittenElements) {
+  // Dispatch only half the rows of the naive kernel: the rest stays NaN.
+  auto& dev = device();
+  const uint32_t n = 32;
+  std::vector<float> a(n * n), b(n * n), c(n * n, 0.0f);
+  fillRandom(a, 1);
+  fillRandom(b, 2);
+  auto ba = dev.createBuffer(a.size() * 4, vk::Placement::DeviceLocal, "A");
+  auto bb = dev.createBuffer(b.size() * 4, vk::Placement::DeviceLocal, "B");
+  auto bc = dev.createBuffer(c.size() * 4, vk::Placement::DeviceLocal, "C");
+  ASSERT_TRUE(ba && bb && bc);
+  ASSERT_TRUE(dev.upload(*ba, a.data(), a.size() * 4));
+  ASSERT_TRUE(dev.upload(*bb, b.data(), b.size() * 4));
+  ASSERT_TRUE(dev.fill(*bc, 0x7FC00000u));
+  vk::PipelineDesc desc;
+  desc.name = "gemm_naive.comp";
+  desc.source = shaderSource(desc.name);
+  desc.defines = {{"COALESCED", "1"}};
+  desc.spec_constants = {8, 8};
+  auto pipe = dev.pipeline(desc);
+  ASSERT_TRUE(pipe) << pipe.error().message;
+  const uint32_t push[4] = {n, n, n, 0};
+  auto d = dev.prepareDispatch(**pipe, {&*ba, &*bb, &*bc}, push, {n / 8, n / 16, 1});
+  ASSERT_TRUE(d);
+  ASSERT_TRUE((*d)->run());
+  ASSERT_TRUE(dev.download(*bc, c.data(), c.size() * 4));
+  EXPECT_TRUE(std::isfinite(c[0]));
+  EXPECT_TRUE(std::isnan(c[n * n - 1]));
+  EXPECT_TRUE(std::isnan(relativeFrobeniusError(c.data(), a.data(), c.size())));
+}
+
+TEST(GemmLavapipe, CancelStopsBetweenPointsAndKeepsFinishedOnes) {
+  Runner runner(&device());
+  Plan plan = quickPlan(3, 1);
+  SweepSpec spec;
+  spec.kernels = {Registry::instance().find("gemm.naive_coalesced"), Registry::instance().find("gemm.reg4x4")};
+  spec.sizes = {{32, 32, 32}, {64, 64, 64}, {128, 128, 128}};
+  plan.items = buildPlan(spec).value();
+  ASSERT_EQ(plan.items.size(), 6u);
+  std::atomic<bool> cancel{false};
+  std::vector<size_t> progress;
+  size_t seen = 0;
+  RunCallbacks cb;
+  cb.point = [&](const Measurement&) {
+    if (++seen == 2) cancel.store(true);  // stop after the second point
+  };
+  cb.progress = [&](size_t done, size_t total) {
+    EXPECT_EQ(total, 6u);
+    progress.push_back(done);
+  };
+  const auto points = runner.run(plan, cb, cancel);
+  ASSERT_EQ(points.size(), 2u);
+  for (const auto& m : points) EXPECT_EQ(m.status, PointStatus::Ok);
+  EXPECT_EQ(progress, (std::vector<size_t>{0, 1, 2}));
+
+  std::atomic<bool> already{true};
+  EXPECT_TRUE(runner.run(plan, {}, already).empty());
+}
+
+TEST(GemmLavapipe, CancelInsideAPointMarksItCancelled) {
+  Runner runner(&device());
+  std::atomic<bool> cancel{true};
+  PlanItem item{"gemm.naive", {{8, 8, 1}, {}}, {64, 64, 64}};
+  const Measurement m = runner.runPoint(item, quickPlan(), cancel);
+  EXPECT_EQ(m.status, PointStatus::Cancelled);
+  EXPECT_TRUE(m.samples_ns.empty());
+}
+
+TEST(GemmLavapipe, CpuKernelsVerifyToo) {
+  Runner runner(&device());
+  std::atomic<bool> cancel{false};
+  for (const char* id : {"cpu.gemm.naive", "cpu.gemm.blocked", "cpu.gemm.openblas"})
+    for (ProblemSize s : {ProblemSize{1, 1, 1}, ProblemSize{17, 17, 17}, ProblemSize{100, 90, 120}}) {
+      SCOPED_TRACE(std::string(id) + " " + s.str());
+      const Measurement m = runner.runPoint({id, Registry::instance().find(id)->defaultParams(), s}, quickPlan(), cancel);
+      ASSERT_EQ(m.status, PointStatus::Ok) << m.error;
+      EXPECT_EQ(m.clock, "wall");
+      EXPECT_EQ(m.verification.status, VerifyStatus::Ok);
+    }
+}
+
+TEST(GemmLavapipe, DispatchOverheadIsPositiveAndFinite) {
+  auto r = measureDispatchOverhead(device(), 50);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->submit.count, 50u);
+  EXPECT_GT(r->submit.median, 0);
+  EXPECT_GT(r->dispatch.median, 0);
+  EXPECT_TRUE(std::isfinite(r->dispatch.max));
+}

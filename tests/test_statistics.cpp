@@ -1,0 +1,63 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "engine/bench/statistics.h"
+#include "engine/bench/verify.h"
+
+using namespace ks;
+
+TEST(Statistics, OddCountKnownValues) {
+  const Stats s = computeStats({5, 1, 3, 2, 4});
+  EXPECT_EQ(s.count, 5u);
+  EXPECT_DOUBLE_EQ(s.min, 1);
+  EXPECT_DOUBLE_EQ(s.max, 5);
+  EXPECT_DOUBLE_EQ(s.median, 3);
+  EXPECT_DOUBLE_EQ(s.mean, 3);
+  EXPECT_NEAR(s.stddev, std::sqrt(2.5), 1e-12);  // sample stddev (n - 1)
+  EXPECT_NEAR(s.cv, std::sqrt(2.5) / 3, 1e-12);
+}
+
+TEST(Statistics, EvenCountMedianIsMeanOfMiddlePair) {
+  const Stats s = computeStats({10, 40, 20, 30});
+  EXPECT_DOUBLE_EQ(s.median, 25);
+  EXPECT_DOUBLE_EQ(s.mean, 25);
+}
+
+TEST(Statistics, SingleAndEmpty) {
+  const Stats one = computeStats({7});
+  EXPECT_DOUBLE_EQ(one.median, 7);
+  EXPECT_DOUBLE_EQ(one.stddev, 0);
+  EXPECT_DOUBLE_EQ(one.cv, 0);
+  const Stats none = computeStats({});
+  EXPECT_EQ(none.count, 0u);
+  EXPECT_DOUBLE_EQ(none.median, 0);
+}
+
+TEST(Statistics, MedianIgnoresOneOutlier) {
+  const Stats s = computeStats({100, 101, 99, 100, 100000});
+  EXPECT_DOUBLE_EQ(s.median, 100);
+  EXPECT_GT(s.mean, 1000);
+}
+
+TEST(Verify, RelativeFrobenius) {
+  const float ref[4] = {3, 0, 0, 4};  // norm 5
+  const float same[4] = {3, 0, 0, 4};
+  const float off[4] = {3, 0, 0, 4.5f};
+  EXPECT_DOUBLE_EQ(relativeFrobeniusError(same, ref, 4), 0);
+  EXPECT_NEAR(relativeFrobeniusError(off, ref, 4), 0.1, 1e-12);
+  const float withNan[4] = {3, NAN, 0, 4};
+  EXPECT_TRUE(std::isnan(relativeFrobeniusError(withNan, ref, 4)));
+  const float withInf[4] = {3, INFINITY, 0, 4};
+  EXPECT_TRUE(std::isnan(relativeFrobeniusError(withInf, ref, 4)));
+}
+
+TEST(Verify, ToleranceGrowsWithK) {
+  EXPECT_LT(gemmTolerance(1), gemmTolerance(100));
+  EXPECT_LT(gemmTolerance(100), gemmTolerance(10000));
+  // Tight enough to catch a dropped term at K = 5000 (error ~ 1/sqrt(K)).
+  EXPECT_LT(gemmTolerance(5000), 1e-3);
+  EXPECT_EQ(judge(1e-7, gemmTolerance(64), "").status, VerifyStatus::Ok);
+  EXPECT_EQ(judge(1e-2, gemmTolerance(64), "").status, VerifyStatus::Failed);
+  EXPECT_EQ(judge(NAN, gemmTolerance(64), "").status, VerifyStatus::Failed);
+}
