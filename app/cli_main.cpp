@@ -88,6 +88,9 @@ Args parseArgs(int argc, char** argv, int first, const std::vector<std::string>&
         if (i + 1 >= argc) usage(arg + " needs a value");
         value = argv[++i];
       }
+      static const std::vector<std::string> repeatable = {"--sizes", "--mnk", "--param"};
+      if (a.has(arg) && std::find(repeatable.begin(), repeatable.end(), arg) == repeatable.end())
+        usage(arg + " given more than once");
       a.options.emplace(arg, value);
     } else {
       a.positional.push_back(arg);

@@ -140,6 +140,7 @@ void expectSameDevice(const ks::vk::DeviceInfo& a, const ks::vk::DeviceInfo& b) 
   EXPECT_EQ(a.name, b.name);
   EXPECT_EQ(a.type, b.type);
   EXPECT_EQ(a.vendor_id, b.vendor_id);
+  EXPECT_EQ(a.vendor, b.vendor);
   EXPECT_EQ(a.device_id, b.device_id);
   EXPECT_EQ(a.driver_name, b.driver_name);
   EXPECT_EQ(a.driver_info, b.driver_info);
@@ -256,6 +257,7 @@ TEST(Session, RoundTripWithADevice) {
   d.name = "Test GPU \"X\" 9000";
   d.type = "discrete";
   d.vendor_id = 0x10de;
+  d.vendor = "NVIDIA";
   d.device_id = 0x2330;
   d.driver_name = "testdrv";
   d.driver_info = "build 42";

@@ -83,8 +83,10 @@ Result<std::vector<ProblemSize>> parseMnkList(const std::string& text) {
   std::vector<ProblemSize> out;
   if (text.empty()) return makeError("no sizes given");
   for (const auto& item : split(text, ',')) {
+    if (item.empty()) return makeError("empty size in the list");
     const auto parts = split(item, 'x');
-    if (parts.size() == 1) {
+    // Plain sizes and ranges (a geometric range has an 'x' too) are squares.
+    if (parts.size() == 1 || item.find(':') != std::string::npos) {
       auto sizes = parseSizeList(item);
       if (!sizes) return sizes.error();
       for (auto s : *sizes) out.push_back({s, s, s});

@@ -38,6 +38,7 @@ json deviceToJson(const vk::DeviceInfo& d) {
   return {{"index", d.index},
           {"name", d.name},
           {"type", d.type},
+          {"vendor", d.vendor},
           {"vendor_id", d.vendor_id},
           {"device_id", d.device_id},
           {"driver_name", d.driver_name},
@@ -260,6 +261,7 @@ Result<Session> sessionFromJson(const std::string& text) {
     info.name = r.str(*d, "device", "name");
     info.type = r.str(*d, "device", "type", false);
     info.vendor_id = static_cast<uint32_t>(r.uint(*d, "device", "vendor_id", false));
+    info.vendor = r.str(*d, "device", "vendor", false);
     info.device_id = static_cast<uint32_t>(r.uint(*d, "device", "device_id", false));
     info.driver_name = r.str(*d, "device", "driver_name", false);
     info.driver_info = r.str(*d, "device", "driver_info", false);

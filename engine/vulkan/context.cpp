@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 
 #include "engine/vulkan/shader_compiler.h"
@@ -56,6 +57,30 @@ Error vkError(VkResult r, const std::string& what) {
       reason = resultName(r);
   }
   return makeError(what + ": " + reason + " (" + resultName(r) + ")", static_cast<int32_t>(r));
+}
+
+std::string vendorName(uint32_t id) {
+  switch (id) {
+    case 0x10DE:
+      return "NVIDIA";
+    case 0x1002:
+      return "AMD";
+    case 0x8086:
+      return "Intel";
+    case 0x13B5:
+      return "ARM";
+    case 0x5143:
+      return "Qualcomm";
+    case 0x106B:
+      return "Apple";
+    case 0x10005:
+      return "Mesa";
+    default: {
+      char buf[16];
+      std::snprintf(buf, sizeof buf, "0x%04X", id);
+      return buf;
+    }
+  }
 }
 
 bool DeviceInfo::hasExtension(const std::string& ext) const {
@@ -134,6 +159,7 @@ DeviceInfo probe(VkPhysicalDevice pd, uint32_t index) {
   info.name = p.deviceName;
   info.type = typeName(p.deviceType);
   info.vendor_id = p.vendorID;
+  info.vendor = vendorName(p.vendorID);
   info.device_id = p.deviceID;
   info.api_version = versionString(p.apiVersion);
   info.driver_version = driverVersionString(p.vendorID, p.driverVersion);

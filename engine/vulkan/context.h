@@ -17,6 +17,7 @@
 namespace ks::vk {
 
 std::string resultName(VkResult r);
+std::string vendorName(uint32_t vendor_id);
 Error vkError(VkResult r, const std::string& what);
 
 struct DeviceInfo {
@@ -24,6 +25,7 @@ struct DeviceInfo {
   std::string name;
   std::string type;  // discrete, integrated, virtual, cpu, other
   uint32_t vendor_id = 0;
+  std::string vendor;  // from vendor_id: NVIDIA, AMD, Intel, Mesa, ...
   uint32_t device_id = 0;
   std::string driver_name;
   std::string driver_info;

@@ -1,0 +1,393 @@
+// End to end: the real kernelscope-cli binary on lavapipe.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "engine/kernels/registry.h"
+#include "engine/session/session.h"
+
+#ifndef KS_CLI_PATH
+#error "KS_CLI_PATH must name the kernelscope-cli binary"
+#endif
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A temporary directory for the whole test program, removed at exit.
+const fs::path& tempDir() {
+  struct Dir {
+    fs::path path;
+    Dir() {
+      std::string tmpl = (fs::temp_directory_path() / "ks_test_cli_XXXXXX").string();
+      if (!mkdtemp(tmpl.data())) std::abort();
+      path = tmpl;
+    }
+    ~Dir() {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  };
+  static Dir dir;
+  return dir.path;
+}
+
+std::string readFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+struct CliResult {
+  int rc = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+  std::string all() const { return out + err; }
+};
+
+// Runs the CLI with `args` (already shell-quoted where needed); stdout and
+// stderr go to separate files so each can be checked.
+CliResult runCli(const std::string& args) {
+  static int counter = 0;
+  const fs::path out = tempDir() / ("out" + std::to_string(counter) + ".txt");
+  const fs::path err = tempDir() / ("err" + std::to_string(counter) + ".txt");
+  ++counter;
+  const std::string cmd = quote(KS_CLI_PATH) + " " + args + " >" + quote(out.string()) + " 2>" + quote(err.string()) +
+                          " </dev/null";
+  const int status = std::system(cmd.c_str());
+  CliResult r;
+  r.rc = (status != -1 && WIFEXITED(status)) ? WEXITSTATUS(status) : -1;
+  r.out = readFile(out);
+  r.err = readFile(err);
+  return r;
+}
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string line;
+  while (std::getline(ss, line)) out.push_back(line);
+  return out;
+}
+
+bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+
+size_t countOf(const std::string& hay, const std::string& needle) {
+  size_t n = 0;
+  for (size_t pos = hay.find(needle); pos != std::string::npos; pos = hay.find(needle, pos + needle.size())) ++n;
+  return n;
+}
+
+// The summary table: from its header line ("kernel  params  size ...") to the
+// line before `end_marker` (or to the end of the text).
+std::string summaryTable(const std::string& text, const std::string& end_marker) {
+  const size_t start = text.find("kernel  ");
+  if (start == std::string::npos) return {};
+  size_t end = end_marker.empty() ? std::string::npos : text.find(end_marker, start);
+  return text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+// A usage error: exit status 2, nothing on stdout, and exactly one line on stderr
+// ("kernelscope-cli: error: ...") that mentions every one of `reasons`.
+void expectUsageError(const std::string& args, std::initializer_list<std::string> reasons) {
+  SCOPED_TRACE("kernelscope-cli " + args);
+  const CliResult r = runCli(args);
+  EXPECT_EQ(r.rc, 2) << r.all();
+  EXPECT_EQ(r.out, "") << "a usage error printed to stdout";
+  ASSERT_FALSE(r.err.empty());
+  EXPECT_EQ(countOf(r.err, "\n"), 1u) << "stderr is not a single line: " << r.err;
+  EXPECT_EQ(r.err.back(), '\n');
+  EXPECT_EQ(r.err.rfind("kernelscope-cli: error: ", 0), 0u) << r.err;
+  for (const auto& reason : reasons) EXPECT_TRUE(contains(r.err, reason)) << "stderr: " << r.err << "lacks: " << reason;
+}
+
+// ---------------------------------------------------------------- devices, kernels
+
+TEST(CliDevices, ListsLavapipeWithTimestamps) {
+  const CliResult r = runCli("devices");
+  EXPECT_EQ(r.rc, 0) << r.all();
+  EXPECT_TRUE(contains(r.out, "llvmpipe")) << r.out;
+  EXPECT_TRUE(contains(r.out, "timestamps")) << r.out;
+  EXPECT_TRUE(contains(r.out, "* = default device")) << r.out;
+  EXPECT_TRUE(contains(r.out, "host: ")) << r.out;
+  EXPECT_TRUE(contains(r.out, "glslang ")) << r.out;
+}
+
+TEST(CliKernels, ListsGpuAndCpuKernels) {
+  const CliResult r = runCli("kernels");
+  EXPECT_EQ(r.rc, 0) << r.all();
+  for (const char* id : {"gemm.naive", "gemm.naive_coalesced", "gemm.tiled_shared", "gemm.tiled_shared_unroll",
+                         "gemm.reg4x4", "gemm.reg8x4", "gemm.block_tiling", "cpu.gemm.naive", "cpu.gemm.blocked",
+                         "cpu.gemm.openblas"})
+    EXPECT_TRUE(contains(r.out, std::string(id) + " ")) << id << " missing from:\n" << r.out;
+  EXPECT_TRUE(contains(r.out, "BK=1/2/4/8/16")) << r.out;
+  EXPECT_TRUE(contains(r.out, "on llvmpipe")) << r.out;
+  EXPECT_FALSE(contains(r.out, "unsupported")) << r.out;
+}
+
+TEST(CliKernels, FamilyFilter) {
+  const CliResult r = runCli("kernels --family gemm");
+  EXPECT_EQ(r.rc, 0) << r.all();
+  for (const char* id : {"gemm.naive", "gemm.block_tiling", "cpu.gemm.openblas"})
+    EXPECT_TRUE(contains(r.out, id)) << id << " missing from:\n" << r.out;
+  // Header + rule + one row per registered kernel (all are gemm).
+  EXPECT_EQ(lines(r.out).size(), 2 + 10u) << r.out;
+}
+
+TEST(CliKernels, UnknownFamilyIsAUsageError) { expectUsageError("kernels --family fft", {"unknown family 'fft'"}); }
+
+// ---------------------------------------------------------------- run, show
+
+// One run shared by the tests below (lavapipe is slow; run it once).
+class CliRun : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    session_ = new fs::path(tempDir() / "sweep.json");
+    csv_ = new fs::path(tempDir() / "sweep.csv");
+    result_ = new CliResult(runCli("run --kernels gemm.naive,gemm.tiled_shared --sizes 32,64 --wg 8x8,16x16 "
+                                   "--reps 3 --warmup 1 -o " +
+                                   quote(session_->string()) + " --csv " + quote(csv_->string())));
+  }
+  static void TearDownTestSuite() {
+    delete session_;
+    delete csv_;
+    delete result_;
+  }
+  static fs::path* session_;
+  static fs::path* csv_;
+  static CliResult* result_;
+};
+fs::path* CliRun::session_ = nullptr;
+fs::path* CliRun::csv_ = nullptr;
+CliResult* CliRun::result_ = nullptr;
+
+TEST_F(CliRun, ExitsZero) {
+  EXPECT_EQ(result_->rc, 0) << result_->all();
+  EXPECT_EQ(result_->err, "");
+}
+
+TEST_F(CliRun, PrintsOneLinePerPointInOrder) {
+  const std::string& out = result_->out;
+  EXPECT_TRUE(contains(out, "device: llvmpipe")) << out;
+  EXPECT_TRUE(contains(out, "8 points, 1 warm-up + 3 timed repetitions each")) << out;
+  size_t last = 0;
+  for (int i = 1; i <= 8; ++i) {
+    const std::string tag = "[" + std::to_string(i) + "/8] ";
+    EXPECT_EQ(countOf(out, tag), 1u) << tag << " in:\n" << out;
+    const size_t pos = out.find(tag);
+    ASSERT_NE(pos, std::string::npos);
+    EXPECT_GT(pos, last) << tag << " out of order";
+    last = pos;
+    const std::string line = out.substr(pos, out.find('\n', pos) - pos);
+    EXPECT_TRUE(contains(line, "median ")) << line;
+    EXPECT_TRUE(contains(line, "GFLOPS")) << line;
+    EXPECT_TRUE(contains(line, "verified ok")) << line;
+  }
+  EXPECT_FALSE(contains(out, "[9/8]"));
+  // Order: sizes outermost, then kernels, then shapes.
+  const std::vector<std::regex> expect = {
+      std::regex(R"(\[1/8\] gemm\.naive\s+8x8\s+32 )"),          std::regex(R"(\[2/8\] gemm\.naive\s+16x16\s+32 )"),
+      std::regex(R"(\[3/8\] gemm\.tiled_shared\s+8x8\s+32 )"),   std::regex(R"(\[4/8\] gemm\.tiled_shared\s+16x16\s+32 )"),
+      std::regex(R"(\[5/8\] gemm\.naive\s+8x8\s+64 )"),          std::regex(R"(\[6/8\] gemm\.naive\s+16x16\s+64 )"),
+      std::regex(R"(\[7/8\] gemm\.tiled_shared\s+8x8\s+64 )"),   std::regex(R"(\[8/8\] gemm\.tiled_shared\s+16x16\s+64 )"),
+  };
+  for (size_t i = 0; i < expect.size(); ++i)
+    EXPECT_TRUE(std::regex_search(out, expect[i])) << "point " << i + 1 << " is not where expected:\n" << out;
+}
+
+TEST_F(CliRun, PrintsSummaryTable) {
+  const std::string& out = result_->out;
+  const std::string table = summaryTable(out, "8 of 8 points ran");
+  ASSERT_FALSE(table.empty()) << out;
+  const auto rows = lines(table);
+  ASSERT_EQ(rows.size(), 2 + 8u) << table;
+  for (const char* col : {"kernel", "params", "size", "median", "GFLOPS", "verified", "clock", "status"})
+    EXPECT_TRUE(contains(rows[0], col)) << rows[0];
+  for (size_t i = 2; i < rows.size(); ++i) {
+    EXPECT_TRUE(contains(rows[i], "gpu_timestamp")) << rows[i];
+    EXPECT_EQ(rows[i].substr(rows[i].size() - 4), "  ok") << rows[i];
+  }
+  EXPECT_TRUE(contains(out, "8 of 8 points ran: 0 failed, 0 skipped")) << out;
+  EXPECT_TRUE(contains(out, "session written to " + session_->string())) << out;
+  EXPECT_TRUE(contains(out, "CSV written to " + csv_->string())) << out;
+}
+
+TEST_F(CliRun, SessionFileLoads) {
+  auto s = ks::loadSession(session_->string());
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  ASSERT_EQ(s->points.size(), 8u);
+  EXPECT_EQ(s->plan.items.size(), 8u);
+  EXPECT_EQ(s->plan.reps, 3u);
+  EXPECT_EQ(s->plan.warmup, 1u);
+  ASSERT_TRUE(s->device.has_value());
+  EXPECT_TRUE(contains(s->device->name, "llvmpipe")) << s->device->name;
+  for (size_t i = 0; i < s->points.size(); ++i) {
+    const auto& m = s->points[i];
+    SCOPED_TRACE("point " + std::to_string(i));
+    EXPECT_EQ(m.status, ks::PointStatus::Ok) << m.error;
+    EXPECT_TRUE(m.trustworthy());
+    EXPECT_EQ(m.samples_ns.size(), 3u);
+    EXPECT_EQ(m.clock, "gpu_timestamp");
+    EXPECT_GT(m.gflops, 0);
+    EXPECT_EQ(m.item, s->plan.items[i]);
+  }
+  EXPECT_EQ(s->points[0].item.kernel, "gemm.naive");
+  EXPECT_EQ(s->points[0].item.size, (ks::ProblemSize{32, 32, 32}));
+  EXPECT_EQ(s->points[0].item.params.wg, (ks::WorkgroupShape{8, 8, 1}));
+  EXPECT_EQ(s->points[7].item.kernel, "gemm.tiled_shared");
+  EXPECT_EQ(s->points[7].item.size, (ks::ProblemSize{64, 64, 64}));
+  EXPECT_EQ(s->points[7].item.params.wg, (ks::WorkgroupShape{16, 16, 1}));
+  EXPECT_FALSE(fs::exists(session_->string() + ".tmp"));
+}
+
+TEST_F(CliRun, CsvHasHeaderAndOneRowPerPoint) {
+  const auto rows = lines(readFile(*csv_));
+  ASSERT_EQ(rows.size(), 1 + 8u) << readFile(*csv_);
+  EXPECT_EQ(rows[0].rfind("kernel,params,m,n,k,status,", 0), 0u) << rows[0];
+  const size_t columns = countOf(rows[0], ",");
+  for (size_t i = 1; i < rows.size(); ++i) {
+    EXPECT_EQ(countOf(rows[i], ","), columns) << rows[i];
+    EXPECT_TRUE(contains(rows[i], ",ok,")) << rows[i];
+  }
+  EXPECT_EQ(rows[1].rfind("gemm.naive,8x8,32,32,32,ok,", 0), 0u) << rows[1];
+  EXPECT_EQ(rows[8].rfind("gemm.tiled_shared,16x16,64,64,64,ok,", 0), 0u) << rows[8];
+}
+
+TEST_F(CliRun, ShowReprintsTheSameTable) {
+  const CliResult r = runCli("show " + quote(session_->string()));
+  EXPECT_EQ(r.rc, 0) << r.all();
+  EXPECT_TRUE(contains(r.out, "session " + session_->string())) << r.out;
+  EXPECT_TRUE(contains(r.out, "device: llvmpipe")) << r.out;
+  EXPECT_TRUE(contains(r.out, "1 warm-up + 3 timed repetitions")) << r.out;
+  const std::string shown = summaryTable(r.out, "");
+  const std::string ran = summaryTable(result_->out, "8 of 8 points ran");
+  ASSERT_FALSE(shown.empty()) << r.out;
+  EXPECT_EQ(shown, ran);
+}
+
+TEST_F(CliRun, ShowWritesTheSameCsv) {
+  const fs::path csv = tempDir() / "shown.csv";
+  const CliResult r = runCli("show " + quote(session_->string()) + " --csv " + quote(csv.string()));
+  EXPECT_EQ(r.rc, 0) << r.all();
+  EXPECT_EQ(readFile(csv), readFile(*csv_));
+}
+
+TEST(CliRunAll, RegisterKernelsRunWhenTheSizeFits) {
+  // 64 % 8 == 0, 48 % 4 == 0, 32 % 4 == 0: reg4x4 and reg8x4 both fit.
+  const CliResult r = runCli("run --kernels all --mnk 64x48x32 --reps 2 --warmup 0");
+  EXPECT_EQ(r.rc, 0) << r.all();
+  const size_t n = ks::Registry::instance().all().size();
+  EXPECT_TRUE(contains(r.out, std::to_string(n) + " of " + std::to_string(n) + " points ran: 0 failed, 0 skipped"))
+      << r.out;
+  for (const char* id : {"gemm.reg4x4", "gemm.reg8x4", "gemm.block_tiling", "cpu.gemm.openblas"}) {
+    const std::regex line("\\[\\d+/" + std::to_string(n) + "\\] " + std::regex_replace(id, std::regex("\\."), "\\.") +
+                          R"(\s.*64x48x32\s+median .* verified ok)");
+    EXPECT_TRUE(std::regex_search(r.out, line)) << id << " did not run ok:\n" << r.out;
+  }
+  EXPECT_FALSE(contains(r.out, "skipped:")) << r.out;
+  EXPECT_FALSE(contains(r.out, "FAILED")) << r.out;
+}
+
+TEST(CliRunSkips, SizeNotAMultipleIsSkippedNotFailed) {
+  const fs::path session = tempDir() / "skip17.json";
+  const CliResult r = runCli("run --kernels gemm.reg4x4,cpu.gemm.naive --sizes 17 --reps 1 --warmup 0 -o " +
+                             quote(session.string()));
+  EXPECT_EQ(r.rc, 0) << "a skipped point is not a failure:\n" << r.all();
+  EXPECT_TRUE(contains(r.out, "skipped")) << r.out;
+  EXPECT_TRUE(contains(r.out, "not a multiple of 4")) << r.out;
+  EXPECT_TRUE(contains(r.out, "2 of 2 points ran: 0 failed, 1 skipped")) << r.out;
+  auto s = ks::loadSession(session.string());
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  ASSERT_EQ(s->points.size(), 2u);
+  EXPECT_EQ(s->points[0].status, ks::PointStatus::Skipped);
+  EXPECT_TRUE(contains(s->points[0].error, "not a multiple of 4")) << s->points[0].error;
+  EXPECT_EQ(s->points[1].status, ks::PointStatus::Ok) << s->points[1].error;
+  // show of a session with a skipped point still succeeds.
+  const CliResult shown = runCli("show " + quote(session.string()));
+  EXPECT_EQ(shown.rc, 0) << shown.all();
+  EXPECT_TRUE(contains(shown.out, "not a multiple of 4")) << shown.out;
+}
+
+TEST(CliRunSkips, WorkgroupOverInvocationLimitIsSkipped) {
+  // 64 x 32 = 2048 invocations; lavapipe allows 1024.
+  const CliResult r = runCli("run --kernels gemm.naive --sizes 16 --wg 64x32,8x8 --reps 1 --warmup 0");
+  EXPECT_EQ(r.rc, 0) << r.all();
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\[1/2\] gemm\.naive\s+64x32\s+16\s+skipped: .*maxComputeWorkGroupInvocations)")))
+      << r.out;
+  EXPECT_TRUE(contains(r.out, "2048")) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\[2/2\] gemm\.naive\s+8x8\s+16\s+median)"))) << r.out;
+  EXPECT_TRUE(contains(r.out, "2 of 2 points ran: 0 failed, 1 skipped")) << r.out;
+}
+
+TEST(CliRunRanges, GeometricSizeRangeRuns) {
+  // The usage text advertises 64:4096:x2.
+  const CliResult r = runCli("run --kernels cpu.gemm.naive --sizes 16:32:x2 --reps 1 --warmup 0");
+  EXPECT_EQ(r.rc, 0) << r.all();
+  EXPECT_TRUE(contains(r.out, "2 of 2 points ran: 0 failed, 0 skipped")) << r.out;
+}
+
+TEST(CliRunRanges, LinearSizeRangeRuns) {
+  const CliResult r = runCli("run --kernels cpu.gemm.naive --sizes 8:24:+8 --reps 1 --warmup 0");
+  EXPECT_EQ(r.rc, 0) << r.all();
+  EXPECT_TRUE(contains(r.out, "3 of 3 points ran: 0 failed, 0 skipped")) << r.out;
+}
+
+// ---------------------------------------------------------------- usage errors
+
+const std::string kRun = "run --kernels gemm.naive --reps 1 --warmup 0 ";
+
+TEST(CliUsage, SizeZero) { expectUsageError(kRun + "--sizes 0", {"--sizes", "size 0"}); }
+TEST(CliUsage, SizeNegative) { expectUsageError(kRun + "--sizes -3", {"--sizes", "negative", "-3"}); }
+TEST(CliUsage, SizeNotANumber) { expectUsageError(kRun + "--sizes abc", {"--sizes", "'abc'"}); }
+TEST(CliUsage, UnknownKernel) { expectUsageError("run --kernels gemm.nope --sizes 16", {"unknown kernel 'gemm.nope'"}); }
+TEST(CliUsage, MalformedWorkgroup) { expectUsageError(kRun + "--sizes 16 --wg 16xx", {"workgroup", "16xx"}); }
+
+TEST(CliUsage, ReversedSizeRangeSaysWhy) {
+  expectUsageError(kRun + "--sizes 64:32:x2", {"--sizes", "64:32:x2", "ends before it starts"});
+}
+
+TEST(CliUsage, SingleValueOptionGivenTwice) {
+  expectUsageError(kRun + "--sizes 16 --reps 1", {"--reps given more than once"});
+}
+
+TEST(CliUsage, IllegalTunableValue) {
+  expectUsageError("run --kernels gemm.block_tiling --sizes 16 --param BK=3", {"BK=3", "gemm.block_tiling", "1,2,4,8,16"});
+}
+TEST(CliUsage, UnknownTunable) {
+  expectUsageError(kRun + "--sizes 16 --param BK=4", {"tunable named BK"});
+}
+TEST(CliUsage, MalformedParam) { expectUsageError(kRun + "--sizes 16 --param BK=", {"malformed parameter 'BK='"}); }
+TEST(CliUsage, ShowMissingFile) { expectUsageError("show /nonexistent.json", {"/nonexistent.json", "cannot open"}); }
+TEST(CliUsage, ShowNeedsAFile) { expectUsageError("show", {"show needs exactly one session file"}); }
+TEST(CliUsage, UnknownCommand) { expectUsageError("frobnicate", {"unknown command 'frobnicate'"}); }
+TEST(CliUsage, NoCommand) { expectUsageError("", {"no command given"}); }
+TEST(CliUsage, UnknownOption) { expectUsageError(kRun + "--sizes 16 --bogus 3", {"unknown option --bogus"}); }
+TEST(CliUsage, RunNeedsKernels) { expectUsageError("run --sizes 16", {"--kernels"}); }
+TEST(CliUsage, RunNeedsSizes) { expectUsageError("run --kernels gemm.naive", {"--sizes"}); }
+TEST(CliUsage, RepsZero) { expectUsageError("run --kernels gemm.naive --sizes 16 --reps 0", {"--reps", "at least 1"}); }
+TEST(CliUsage, OptionWithoutValue) { expectUsageError("run --kernels gemm.naive --sizes", {"--sizes needs a value"}); }
+
+TEST(CliUsage, ShowOfABrokenSessionNamesTheField) {
+  const fs::path path = tempDir() / "broken.json";
+  {
+    std::ofstream(path) << R"({"format": "kernelscope-session", "version": 7})";
+  }
+  expectUsageError("show " + quote(path.string()), {path.string(), "version", "newer"});
+}
+
+}  // namespace
