@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Builds a self-contained kernelscope-cli bundle for GPU servers that lack the
+# Debian packages: the stripped CLI (glslang linked in, libstdc++ static) plus
+# the Vulkan loader, OpenBLAS and its Fortran runtime, and a launcher.
+#   bash scripts/make-bundle.sh [OUT_DIR]      (default out/bundle)
+#   OUT_DIR/kernelscope-cli devices            (on the GPU server)
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+ks_install_missing
+out="${1:-$KS_ROOT/out/bundle}"
+build="$KS_ROOT/build-bundle"
+cmake -S "$KS_ROOT" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKS_BUILD_TESTS=OFF -DKS_STATIC_BUNDLE=ON
+cmake --build "$build" --parallel --target kernelscope-cli
+rm -rf "$out"
+mkdir -p "$out/bin" "$out/lib"
+cp "$build/app/kernelscope-cli" "$out/bin/"
+strip "$out/bin/kernelscope-cli"
+# Non-system libraries the binary needs (resolved through their symlinks).
+for lib in libvulkan.so.1 libopenblas.so.0 libgfortran.so.5 libquadmath.so.0; do
+  path=$(ldd "$out/bin/kernelscope-cli" | awk -v l="$lib" '$1 == l { print $3 }')
+  [ -n "$path" ] || path=$(ldconfig -p | awk -v l="$lib" '$1 == l { print $NF; exit }')
+  [ -n "$path" ] || { echo "missing $lib" >&2; exit 1; }
+  cp -L "$path" "$out/lib/$lib"
+done
+cat > "$out/kernelscope-cli" <<'LAUNCH'
+#!/bin/sh
+# Launcher: use the bundled libraries; find the NVIDIA Vulkan driver where
+# containers put it when the standard ICD folders have none.
+here=$(cd "$(dirname "$0")" && pwd)
+export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+if [ -z "${VK_DRIVER_FILES:-}${VK_ICD_FILENAMES:-}" ] &&
+   ! ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json >/dev/null 2>&1; then
+  for f in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/local/share/vulkan/icd.d/nvidia_icd.json; do
+    [ -f "$f" ] && { export VK_DRIVER_FILES="$f"; break; }
+  done
+fi
+exec "$here/bin/kernelscope-cli" "$@"
+LAUNCH
+chmod +x "$out/kernelscope-cli"
+du -sh "$out"
+echo "bundle ready: $out/kernelscope-cli"
