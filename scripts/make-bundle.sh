@@ -15,7 +15,7 @@ mkdir -p "$out/bin" "$out/lib"
 cp "$build/app/kernelscope-cli" "$out/bin/"
 strip "$out/bin/kernelscope-cli"
 # Non-system libraries the binary needs (resolved through their symlinks).
-for lib in libvulkan.so.1 libopenblas.so.0 libgfortran.so.5 libquadmath.so.0; do
+for lib in libvulkan.so.1 libopenblas.so.0 libgfortran.so.5 libquadmath.so.0 libGLdispatch.so.0; do
   path=$(ldd "$out/bin/kernelscope-cli" | awk -v l="$lib" '$1 == l { print $3 }')
   [ -n "$path" ] || path=$(ldconfig -p | awk -v l="$lib" '$1 == l { print $NF; exit }')
   [ -n "$path" ] || { echo "missing $lib" >&2; exit 1; }
@@ -23,12 +23,16 @@ for lib in libvulkan.so.1 libopenblas.so.0 libgfortran.so.5 libquadmath.so.0; do
 done
 cat > "$out/kernelscope-cli" <<'LAUNCH'
 #!/bin/sh
-# Launcher: use the bundled libraries; find the NVIDIA Vulkan driver where
+# Launcher: use the bundled libraries (the Vulkan loader and libGLdispatch,
+# which NVIDIA's driver needs, included); find the NVIDIA Vulkan driver where
 # containers put it when the standard ICD folders have none.
 here=$(cd "$(dirname "$0")" && pwd)
 export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-if [ -z "${VK_DRIVER_FILES:-}${VK_ICD_FILENAMES:-}" ] &&
-   ! ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json >/dev/null 2>&1; then
+has_icd=no
+for d in /usr/share/vulkan/icd.d /etc/vulkan/icd.d; do
+  ls "$d"/*.json >/dev/null 2>&1 && has_icd=yes
+done
+if [ -z "${VK_DRIVER_FILES:-}${VK_ICD_FILENAMES:-}" ] && [ "$has_icd" = no ]; then
   for f in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/local/share/vulkan/icd.d/nvidia_icd.json; do
     [ -f "$f" ] && { export VK_DRIVER_FILES="$f"; break; }
   done
