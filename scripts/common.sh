@@ -7,7 +7,7 @@ KS_BUILD="${KS_BUILD:-$KS_ROOT/build}"
 KS_PACKAGES=(
   g++ cmake ninja-build pkg-config git
   libvulkan-dev mesa-vulkan-drivers
-  glslang-dev spirv-tools
+  glslang-dev glslang-tools spirv-tools
   libopenblas-dev nlohmann-json3-dev
   libgtest-dev
 )
