@@ -39,6 +39,7 @@ run options:
   --param NAME=V,... sweep a tunable, e.g. --param BK=4,8 (repeatable)
   --reps N           timed repetitions per point (default 20)
   --warmup N         untimed repetitions first (default 3)
+  --warmup-ms MS     ...lasting at least this long, for clocks to ramp up (default 200)
   --seed N           input seed (default 1)
   --device N|name    device index or name substring (default: discrete > integrated > CPU)
   -o FILE            write the session (JSON)
@@ -82,13 +83,16 @@ Args parseArgs(int argc, char** argv, int first, const std::vector<std::string>&
         a.options.emplace(arg, "1");
         continue;
       }
-      if (std::find(with_value.begin(), with_value.end(), arg) == with_value.end())
-        usage("unknown option " + arg);
+      if (std::find(with_value.begin(), with_value.end(), arg) == with_value.end()) usage("unknown option " + arg);
       if (!inline_value) {
         if (i + 1 >= argc) usage(arg + " needs a value");
         value = argv[++i];
       }
       static const std::vector<std::string> repeatable = {"--sizes", "--mnk", "--param"};
+      if (arg == "--param")
+        for (auto [it, end] = a.options.equal_range(arg); it != end; ++it)
+          if (it->second.substr(0, it->second.find('=')) == value.substr(0, value.find('=')))
+            usage("--param " + value.substr(0, value.find('=')) + " given more than once");
       if (a.has(arg) && std::find(repeatable.begin(), repeatable.end(), arg) == repeatable.end())
         usage(arg + " given more than once");
       a.options.emplace(arg, value);
@@ -100,7 +104,8 @@ Args parseArgs(int argc, char** argv, int first, const std::vector<std::string>&
 }
 
 uint32_t parseCount(const std::string& text, const std::string& what, uint32_t min) {
-  if (text.empty() || text.size() > 9 || !std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); }))
+  if (text.empty() || text.size() > 9 ||
+      !std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); }))
     usage(what + " must be a non-negative integer, not '" + text + "'");
   const auto v = static_cast<uint32_t>(std::stoul(text));
   if (v < min) usage(what + " must be at least " + std::to_string(min));
@@ -142,7 +147,7 @@ void printHostLine(const ks::cpu::HostInfo& h) {
 }
 
 int cmdDevices(int argc, char** argv) {
-  parseArgs(argc, argv, 2, {}, {});
+  if (!parseArgs(argc, argv, 2, {}, {}).positional.empty()) usage("devices takes no arguments");
   auto inst = ks::vk::Instance::create();
   if (!inst) throw std::runtime_error(inst.error().message);
   auto sel = ks::vk::selectDevice((*inst)->devices(), "");
@@ -155,10 +160,16 @@ int cmdDevices(int argc, char** argv) {
 
 int cmdKernels(int argc, char** argv) {
   Args a = parseArgs(argc, argv, 2, {"--family", "--device"}, {});
+  if (!a.positional.empty()) usage("unexpected argument '" + a.positional.front() + "'");
   const std::string family = a.get("--family");
   bool family_known = family.empty();
   Engine e = openEngine(a.get("--device"), false);
   const ks::vk::DeviceInfo* info = e.device ? &e.device->info() : nullptr;
+  // Support per device: the kernel's defaults checked against each device's
+  // features and limits (a size every kernel accepts, so only the device decides).
+  std::vector<ks::vk::DeviceInfo> devices;
+  if (e.instance) devices = e.instance->devices();
+  if (a.has("--device") && info) devices = {*info};
   std::vector<std::vector<std::string>> rows;
   for (const auto& k : ks::Registry::instance().all()) {
     if (!family.empty() && k.family != family) continue;
@@ -170,25 +181,28 @@ int cmdKernels(int argc, char** argv) {
       tunables += (tunables.empty() ? "" : " ") + t.name + "=" + vals;
     }
     if (k.uses_workgroup) tunables = "wg " + k.default_wg.str() + (tunables.empty() ? "" : "; " + tunables);
-    std::string support = "ok";
-    if (k.backend == ks::Backend::Vulkan) {
-      if (!info) support = "unsupported: " + e.vulkan_error;
-      else if (auto why = ks::unsupportedReason(k, info)) support = "unsupported: " + *why;
+    std::vector<std::string> row = {
+        k.id, k.family, ks::backendName(k.backend), k.title, tunables.empty() ? "-" : tunables, k.constraints};
+    if (devices.empty()) row.push_back(k.backend == ks::Backend::Vulkan ? "unsupported: " + e.vulkan_error : "ok");
+    for (const auto& d : devices) {
+      std::string support = "ok";
+      if (auto why = ks::checkPoint(k, {256, 256, 256}, k.defaultParams(), &d))
+        support = why->rfind("unsupported: ", 0) == 0 ? *why : "unsupported: " + *why;
+      row.push_back(support);
     }
-    rows.push_back({k.id, k.family, ks::backendName(k.backend), k.title, tunables.empty() ? "-" : tunables,
-                    k.constraints, support});
+    rows.push_back(std::move(row));
   }
   if (!family_known) usage("unknown family '" + family + "' (families: gemm)");
-  std::printf("%s", ks::renderTable({"id", "family", "backend", "title", "tunables", "constraints",
-                                     info ? "on " + info->name : "on device"},
-                                    rows)
-                        .c_str());
+  std::vector<std::string> header = {"id", "family", "backend", "title", "tunables", "constraints"};
+  if (devices.empty()) header.push_back("support");
+  for (const auto& d : devices) header.push_back("on " + std::to_string(d.index) + ": " + d.name);
+  std::printf("%s", ks::renderTable(header, rows).c_str());
   return 0;
 }
 
 int cmdRun(int argc, char** argv) {
   Args a = parseArgs(argc, argv, 2,
-                     {"--kernels", "--sizes", "--mnk", "--wg", "--param", "--reps", "--warmup", "--seed",
+                     {"--kernels", "--sizes", "--mnk", "--wg", "--param", "--reps", "--warmup", "--warmup-ms", "--seed",
                       "--device", "-o", "--output", "--csv"},
                      {"--quiet"});
   if (!a.positional.empty()) usage("unexpected argument '" + a.positional.front() + "'");
@@ -218,6 +232,7 @@ int cmdRun(int argc, char** argv) {
   ks::Plan plan;
   plan.reps = parseCount(a.get("--reps", "20"), "--reps", 1);
   plan.warmup = parseCount(a.get("--warmup", "3"), "--warmup", 0);
+  plan.warmup_ms = parseCount(a.get("--warmup-ms", "200"), "--warmup-ms", 0);
   plan.seed = parseCount(a.get("--seed", "1"), "--seed", 0);
   auto items = ks::buildPlan(spec);
   if (!items) usage(items.error().message);
@@ -228,8 +243,17 @@ int cmdRun(int argc, char** argv) {
 
   bool needs_gpu = false;
   for (const auto* k : spec.kernels) needs_gpu |= k->backend == ks::Backend::Vulkan;
-  Engine e = needs_gpu ? openEngine(a.get("--device"), false) : Engine{};
-  if (needs_gpu && !e.device) std::fprintf(stderr, "warning: no Vulkan device: %s\n", e.vulkan_error.c_str());
+  // Find out before a long sweep that the results cannot be written.
+  for (const std::string& path : {out_path, csv_path}) {
+    if (path.empty()) continue;
+    const std::string probe = path + ".tmp";
+    std::ofstream test(probe);
+    if (!test) usage("cannot write " + path + ": " + std::strerror(errno));
+    test.close();
+    std::remove(probe.c_str());
+  }
+  // GPU kernels were asked for: without a device nothing of that can be measured.
+  Engine e = needs_gpu ? openEngine(a.get("--device"), true) : Engine{};
 
   ks::Session session;
   session.created = ks::nowIso8601();
@@ -241,8 +265,9 @@ int cmdRun(int argc, char** argv) {
     std::printf("device: %s (%s, Vulkan %s, driver %s)\n", e.device->info().name.c_str(), e.device->info().type.c_str(),
                 e.device->info().api_version.c_str(), e.device->info().driver_version.c_str());
   printHostLine(session.host);
-  std::printf("%zu points, %u warm-up + %u timed repetitions each, seed %llu\n", plan.items.size(), plan.warmup,
-              plan.reps, static_cast<unsigned long long>(plan.seed));
+  std::printf("%zu points, %u+ warm-up runs (at least %u ms) + %u timed repetitions each, seed %llu\n",
+              plan.items.size(), plan.warmup, plan.warmup ? plan.warmup_ms : 0, plan.reps,
+              static_cast<unsigned long long>(plan.seed));
   std::fflush(stdout);
 
   std::signal(SIGINT, [](int) { g_cancel.store(true); });
@@ -255,6 +280,8 @@ int cmdRun(int argc, char** argv) {
       std::printf("%s\n", ks::formatPointLine(m, index, plan.items.size()).c_str());
       std::fflush(stdout);
     }
+    // Tables show one line; a compile log with its numbered source goes to stderr whole.
+    if (m.error.find('\n') != std::string::npos) std::fprintf(stderr, "%s\n", m.error.c_str());
   };
   session.points = runner.run(plan, cb, g_cancel);
   std::signal(SIGINT, SIG_DFL);
@@ -314,6 +341,12 @@ int cmdShow(int argc, char** argv) {
   return 0;
 }
 
+std::string percent(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100 * fraction);
+  return buf;
+}
+
 int cmdOverhead(int argc, char** argv) {
   Args a = parseArgs(argc, argv, 2, {"--device", "--reps"}, {});
   const uint32_t reps = parseCount(a.get("--reps", "1000"), "--reps", 1);
@@ -324,10 +357,10 @@ int cmdOverhead(int argc, char** argv) {
   std::printf("%s", ks::renderTable({"measurement", "reps", "median", "min", "max", "cv"},
                                     {{"empty submit (submit to fence)", std::to_string(r->submit.count),
                                       ks::formatDuration(r->submit.median), ks::formatDuration(r->submit.min),
-                                      ks::formatDuration(r->submit.max), std::to_string(r->submit.cv)},
+                                      ks::formatDuration(r->submit.max), percent(r->submit.cv)},
                                      {"empty dispatch 1x1x1 (submit to fence)", std::to_string(r->dispatch.count),
                                       ks::formatDuration(r->dispatch.median), ks::formatDuration(r->dispatch.min),
-                                      ks::formatDuration(r->dispatch.max), std::to_string(r->dispatch.cv)}})
+                                      ks::formatDuration(r->dispatch.max), percent(r->dispatch.cv)}})
                         .c_str());
   return 0;
 }

@@ -37,8 +37,6 @@ class Result {
 struct Ok {};
 using Status = Result<Ok>;
 
-inline Error makeError(std::string message, int32_t vk_result = 0) {
-  return Error{std::move(message), vk_result};
-}
+inline Error makeError(std::string message, int32_t vk_result = 0) { return Error{std::move(message), vk_result}; }
 
 }  // namespace ks

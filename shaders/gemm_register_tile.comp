@@ -3,7 +3,7 @@
 // gemm.reg4x4 / gemm.reg8x4 (seed 000's mat_mul_opt1 / mat_mul_opt2): each
 // invocation computes a ROWS x 4 block of C in registers with mat4 * vec4
 // arithmetic and no shared memory. Matrices are read as vec4, so N and K must
-// be multiples of 4 and M a multiple of ROWS.
+// be multiples of 4; rows past M (the last block) are bounds-checked.
 layout(constant_id = 0) const uint WG_X = 8;
 layout(constant_id = 1) const uint WG_Y = 8;
 layout(local_size_x_id = 0, local_size_y_id = 1) in;
@@ -23,6 +23,7 @@ void main() {
   const uint K4 = K / 4, N4 = N / 4;
   if (colBlock >= N4 || rowBlock * ROWS >= M) return;
   const uint row0 = rowBlock * ROWS;
+  const uint rows = min(uint(ROWS), M - row0);  // < ROWS only in the last block
 
   vec4 acc[ROWS];
   [[unroll]] for (uint r = 0; r < ROWS; ++r) acc[r] = vec4(0.0);
@@ -31,7 +32,9 @@ void main() {
     // Columns of b are 4 consecutive rows of B, so b * a = sum_j a[j] * B[k+j].
     const mat4 b = mat4(B[(kb * 4 + 0) * N4 + colBlock], B[(kb * 4 + 1) * N4 + colBlock],
                         B[(kb * 4 + 2) * N4 + colBlock], B[(kb * 4 + 3) * N4 + colBlock]);
-    [[unroll]] for (uint r = 0; r < ROWS; ++r) acc[r] += b * A[(row0 + r) * K4 + kb];
+    [[unroll]] for (uint r = 0; r < ROWS; ++r)
+      if (r < rows) acc[r] += b * A[(row0 + r) * K4 + kb];
   }
-  [[unroll]] for (uint r = 0; r < ROWS; ++r) C[(row0 + r) * N4 + colBlock] = acc[r];
+  [[unroll]] for (uint r = 0; r < ROWS; ++r)
+    if (r < rows) C[(row0 + r) * N4 + colBlock] = acc[r];
 }

@@ -1,6 +1,5 @@
 // End to end: the real kernelscope-cli binary on lavapipe.
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -67,8 +66,8 @@ CliResult runCli(const std::string& args) {
   const fs::path out = tempDir() / ("out" + std::to_string(counter) + ".txt");
   const fs::path err = tempDir() / ("err" + std::to_string(counter) + ".txt");
   ++counter;
-  const std::string cmd = quote(KS_CLI_PATH) + " " + args + " >" + quote(out.string()) + " 2>" + quote(err.string()) +
-                          " </dev/null";
+  const std::string cmd =
+      quote(KS_CLI_PATH) + " " + args + " >" + quote(out.string()) + " 2>" + quote(err.string()) + " </dev/null";
   const int status = std::system(cmd.c_str());
   CliResult r;
   r.rc = (status != -1 && WIFEXITED(status)) ? WEXITSTATUS(status) : -1;
@@ -131,12 +130,12 @@ TEST(CliDevices, ListsLavapipeWithTimestamps) {
 TEST(CliKernels, ListsGpuAndCpuKernels) {
   const CliResult r = runCli("kernels");
   EXPECT_EQ(r.rc, 0) << r.all();
-  for (const char* id : {"gemm.naive", "gemm.naive_coalesced", "gemm.tiled_shared", "gemm.tiled_shared_unroll",
-                         "gemm.reg4x4", "gemm.reg8x4", "gemm.block_tiling", "cpu.gemm.naive", "cpu.gemm.blocked",
-                         "cpu.gemm.openblas"})
+  for (const char* id :
+       {"gemm.naive", "gemm.naive_coalesced", "gemm.tiled_shared", "gemm.tiled_shared_unroll", "gemm.reg4x4",
+        "gemm.reg8x4", "gemm.block_tiling", "cpu.gemm.naive", "cpu.gemm.blocked", "cpu.gemm.openblas"})
     EXPECT_TRUE(contains(r.out, std::string(id) + " ")) << id << " missing from:\n" << r.out;
   EXPECT_TRUE(contains(r.out, "BK=1/2/4/8/16")) << r.out;
-  EXPECT_TRUE(contains(r.out, "on llvmpipe")) << r.out;
+  EXPECT_TRUE(contains(r.out, "on 0: llvmpipe")) << r.out;
   EXPECT_FALSE(contains(r.out, "unsupported")) << r.out;
 }
 
@@ -159,9 +158,10 @@ class CliRun : public ::testing::Test {
   static void SetUpTestSuite() {
     session_ = new fs::path(tempDir() / "sweep.json");
     csv_ = new fs::path(tempDir() / "sweep.csv");
-    result_ = new CliResult(runCli("run --kernels gemm.naive,gemm.tiled_shared --sizes 32,64 --wg 8x8,16x16 "
-                                   "--reps 3 --warmup 1 -o " +
-                                   quote(session_->string()) + " --csv " + quote(csv_->string())));
+    result_ =
+        new CliResult(runCli("run --kernels gemm.naive,gemm.tiled_shared --sizes 32,64 --wg 8x8,16x16 "
+                             "--reps 3 --warmup 1 -o " +
+                             quote(session_->string()) + " --csv " + quote(csv_->string())));
   }
   static void TearDownTestSuite() {
     delete session_;
@@ -184,7 +184,7 @@ TEST_F(CliRun, ExitsZero) {
 TEST_F(CliRun, PrintsOneLinePerPointInOrder) {
   const std::string& out = result_->out;
   EXPECT_TRUE(contains(out, "device: llvmpipe")) << out;
-  EXPECT_TRUE(contains(out, "8 points, 1 warm-up + 3 timed repetitions each")) << out;
+  EXPECT_TRUE(contains(out, "8 points, 1+ warm-up runs (at least 200 ms) + 3 timed repetitions each")) << out;
   size_t last = 0;
   for (int i = 1; i <= 8; ++i) {
     const std::string tag = "[" + std::to_string(i) + "/8] ";
@@ -201,10 +201,14 @@ TEST_F(CliRun, PrintsOneLinePerPointInOrder) {
   EXPECT_FALSE(contains(out, "[9/8]"));
   // Order: sizes outermost, then kernels, then shapes.
   const std::vector<std::regex> expect = {
-      std::regex(R"(\[1/8\] gemm\.naive\s+8x8\s+32 )"),          std::regex(R"(\[2/8\] gemm\.naive\s+16x16\s+32 )"),
-      std::regex(R"(\[3/8\] gemm\.tiled_shared\s+8x8\s+32 )"),   std::regex(R"(\[4/8\] gemm\.tiled_shared\s+16x16\s+32 )"),
-      std::regex(R"(\[5/8\] gemm\.naive\s+8x8\s+64 )"),          std::regex(R"(\[6/8\] gemm\.naive\s+16x16\s+64 )"),
-      std::regex(R"(\[7/8\] gemm\.tiled_shared\s+8x8\s+64 )"),   std::regex(R"(\[8/8\] gemm\.tiled_shared\s+16x16\s+64 )"),
+      std::regex(R"(\[1/8\] gemm\.naive\s+8x8\s+32 )"),
+      std::regex(R"(\[2/8\] gemm\.naive\s+16x16\s+32 )"),
+      std::regex(R"(\[3/8\] gemm\.tiled_shared\s+8x8\s+32 )"),
+      std::regex(R"(\[4/8\] gemm\.tiled_shared\s+16x16\s+32 )"),
+      std::regex(R"(\[5/8\] gemm\.naive\s+8x8\s+64 )"),
+      std::regex(R"(\[6/8\] gemm\.naive\s+16x16\s+64 )"),
+      std::regex(R"(\[7/8\] gemm\.tiled_shared\s+8x8\s+64 )"),
+      std::regex(R"(\[8/8\] gemm\.tiled_shared\s+16x16\s+64 )"),
   };
   for (size_t i = 0; i < expect.size(); ++i)
     EXPECT_TRUE(std::regex_search(out, expect[i])) << "point " << i + 1 << " is not where expected:\n" << out;
@@ -305,8 +309,8 @@ TEST(CliRunAll, RegisterKernelsRunWhenTheSizeFits) {
 
 TEST(CliRunSkips, SizeNotAMultipleIsSkippedNotFailed) {
   const fs::path session = tempDir() / "skip17.json";
-  const CliResult r = runCli("run --kernels gemm.reg4x4,cpu.gemm.naive --sizes 17 --reps 1 --warmup 0 -o " +
-                             quote(session.string()));
+  const CliResult r =
+      runCli("run --kernels gemm.reg4x4,cpu.gemm.naive --sizes 17 --reps 1 --warmup 0 -o " + quote(session.string()));
   EXPECT_EQ(r.rc, 0) << "a skipped point is not a failure:\n" << r.all();
   EXPECT_TRUE(contains(r.out, "skipped")) << r.out;
   EXPECT_TRUE(contains(r.out, "not a multiple of 4")) << r.out;
@@ -327,7 +331,8 @@ TEST(CliRunSkips, WorkgroupOverInvocationLimitIsSkipped) {
   // 64 x 32 = 2048 invocations; lavapipe allows 1024.
   const CliResult r = runCli("run --kernels gemm.naive --sizes 16 --wg 64x32,8x8 --reps 1 --warmup 0");
   EXPECT_EQ(r.rc, 0) << r.all();
-  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\[1/2\] gemm\.naive\s+64x32\s+16\s+skipped: .*maxComputeWorkGroupInvocations)")))
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex(R"(\[1/2\] gemm\.naive\s+64x32\s+16\s+skipped: .*maxComputeWorkGroupInvocations)")))
       << r.out;
   EXPECT_TRUE(contains(r.out, "2048")) << r.out;
   EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\[2/2\] gemm\.naive\s+8x8\s+16\s+median)"))) << r.out;
@@ -354,7 +359,9 @@ const std::string kRun = "run --kernels gemm.naive --reps 1 --warmup 0 ";
 TEST(CliUsage, SizeZero) { expectUsageError(kRun + "--sizes 0", {"--sizes", "size 0"}); }
 TEST(CliUsage, SizeNegative) { expectUsageError(kRun + "--sizes -3", {"--sizes", "negative", "-3"}); }
 TEST(CliUsage, SizeNotANumber) { expectUsageError(kRun + "--sizes abc", {"--sizes", "'abc'"}); }
-TEST(CliUsage, UnknownKernel) { expectUsageError("run --kernels gemm.nope --sizes 16", {"unknown kernel 'gemm.nope'"}); }
+TEST(CliUsage, UnknownKernel) {
+  expectUsageError("run --kernels gemm.nope --sizes 16", {"unknown kernel 'gemm.nope'"});
+}
 TEST(CliUsage, MalformedWorkgroup) { expectUsageError(kRun + "--sizes 16 --wg 16xx", {"workgroup", "16xx"}); }
 
 TEST(CliUsage, ReversedSizeRangeSaysWhy) {
@@ -366,11 +373,10 @@ TEST(CliUsage, SingleValueOptionGivenTwice) {
 }
 
 TEST(CliUsage, IllegalTunableValue) {
-  expectUsageError("run --kernels gemm.block_tiling --sizes 16 --param BK=3", {"BK=3", "gemm.block_tiling", "1,2,4,8,16"});
+  expectUsageError("run --kernels gemm.block_tiling --sizes 16 --param BK=3",
+                   {"BK=3", "gemm.block_tiling", "1,2,4,8,16"});
 }
-TEST(CliUsage, UnknownTunable) {
-  expectUsageError(kRun + "--sizes 16 --param BK=4", {"tunable named BK"});
-}
+TEST(CliUsage, UnknownTunable) { expectUsageError(kRun + "--sizes 16 --param BK=4", {"tunable named BK"}); }
 TEST(CliUsage, MalformedParam) { expectUsageError(kRun + "--sizes 16 --param BK=", {"malformed parameter 'BK='"}); }
 TEST(CliUsage, ShowMissingFile) { expectUsageError("show /nonexistent.json", {"/nonexistent.json", "cannot open"}); }
 TEST(CliUsage, ShowNeedsAFile) { expectUsageError("show", {"show needs exactly one session file"}); }
@@ -384,10 +390,46 @@ TEST(CliUsage, OptionWithoutValue) { expectUsageError("run --kernels gemm.naive 
 
 TEST(CliUsage, ShowOfABrokenSessionNamesTheField) {
   const fs::path path = tempDir() / "broken.json";
-  {
-    std::ofstream(path) << R"({"format": "kernelscope-session", "version": 7})";
-  }
+  { std::ofstream(path) << R"({"format": "kernelscope-session", "version": 7})"; }
   expectUsageError("show " + quote(path.string()), {path.string(), "version", "newer"});
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------- failures
+
+TEST(CliFailures, ShowOfASessionWithAFailedPointExitsOneAndSaysWhy) {
+  const fs::path good = tempDir() / "to-fail.json";
+  const CliResult r =
+      runCli("run --kernels cpu.gemm.naive,cpu.gemm.openblas --sizes 8 --reps 2 --warmup 0 -o " + quote(good.string()));
+  ASSERT_EQ(r.rc, 0) << r.all();
+  auto s = ks::loadSession(good.string());
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  // As a lost device leaves a point: failed, with the reason and no samples.
+  auto& p = s->points[0];
+  p.status = ks::PointStatus::Failed;
+  p.error = "vkQueueSubmit: the device was lost (VK_ERROR_DEVICE_LOST)";
+  p.samples_ns.clear();
+  p.stats = {};
+  p.gflops = p.gbps = 0;
+  p.verification = {};
+  const fs::path bad = tempDir() / "failed.json";
+  ASSERT_TRUE(ks::saveSession(*s, bad.string()).ok());
+  const CliResult shown = runCli("show " + quote(bad.string()));
+  EXPECT_EQ(shown.rc, 1) << shown.all();
+  EXPECT_TRUE(contains(shown.out, "failed: vkQueueSubmit: the device was lost")) << shown.out;
+  EXPECT_TRUE(std::regex_search(shown.out, std::regex(R"(cpu\.gemm\.openblas\s+-\s+8\s+\S+)"))) << shown.out;
+}
+
+TEST(CliFailures, UnwritableOutputIsRefusedBeforeTheSweep) {
+  const CliResult r = runCli("run --kernels cpu.gemm.naive --sizes 8 --reps 1 -o /nonexistent-dir/s.json");
+  EXPECT_EQ(r.rc, 2) << r.all();
+  EXPECT_TRUE(contains(r.err, "cannot write /nonexistent-dir/s.json")) << r.err;
+  EXPECT_FALSE(contains(r.out, "[1/1]")) << "nothing should have run:\n" << r.out;
+}
+
+TEST(CliFailures, WorkgroupWithAZDimensionIsRefusedForTwoDimensionalKernels) {
+  const CliResult r = runCli("run --kernels gemm.naive --sizes 16 --wg 8x8x2 --reps 1 --warmup 0");
+  EXPECT_EQ(r.rc, 0) << r.all();
+  EXPECT_TRUE(contains(r.out, "z must be 1")) << r.out;
+}

@@ -1,6 +1,7 @@
 // Every GPU gemm kernel, run for real on lavapipe and verified against OpenBLAS.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 
 #include "engine/bench/runner.h"
@@ -40,6 +41,7 @@ Plan quickPlan(uint32_t reps = 2, uint32_t warmup = 1) {
   Plan p;
   p.reps = reps;
   p.warmup = warmup;
+  p.warmup_ms = 0;
   p.seed = 7;
   return p;
 }
@@ -64,7 +66,10 @@ TEST(GemmLavapipe, DeviceIsUsableAndTimestamped) {
 TEST(GemmLavapipe, EveryKernelVerifiesAtFittingAndAwkwardSizes) {
   Runner runner(&device());
   std::atomic<bool> cancel{false};
-  const std::vector<ProblemSize> sizes = {{64, 64, 64}, {1, 1, 1}, {17, 17, 17}, {1000, 1200, 900}, {5, 3, 7}};
+  // {1000, 1200, 900}: seed 000's interleave experiment, A 1000x900 times B 900x1200.
+  // {13, 8, 12}, {1, 4, 4}: M not a multiple of the register tile (bounds-checked).
+  const std::vector<ProblemSize> sizes = {{64, 64, 64}, {1, 1, 1},   {17, 17, 17}, {1000, 1200, 900},
+                                          {5, 3, 7},    {13, 8, 12}, {1, 4, 4}};
   for (const auto* k : gpuKernels())
     for (const auto& size : sizes) {
       SCOPED_TRACE(k->id + " at " + size.str());
@@ -143,7 +148,7 @@ TEST(GemmLavapipe, ShapesOverTheDeviceLimitsAreRefusedWithTheReason) {
   }
 }
 
-TEST(GemmLavapipe, BuffersOverTheDeviceLimitFailWithAMessage) {
+TEST(GemmLavapipe, BuffersOverTheDeviceLimitAreRefusedWithAMessage) {
   Runner runner(&device());
   std::atomic<bool> cancel{false};
   const auto& info = device().info();
@@ -152,7 +157,7 @@ TEST(GemmLavapipe, BuffersOverTheDeviceLimitFailWithAMessage) {
   if (n > (1u << 24)) GTEST_SKIP() << "device allows huge buffers";
   PlanItem item{"gemm.naive_coalesced", {{8, 8, 1}, {}}, {1, n, 64}};
   const Measurement m = runner.runPoint(item, quickPlan(), cancel);
-  EXPECT_EQ(m.status, PointStatus::Failed);
+  EXPECT_EQ(m.status, PointStatus::Skipped);  // refused before any allocation
   EXPECT_NE(m.error.find("maxStorageBufferRange"), std::string::npos) << m.error;
   EXPECT_NE(m.error.find("matrix B"), std::string::npos) << m.error;
 }
@@ -231,11 +236,33 @@ TEST(GemmLavapipe, CpuKernelsVerifyToo) {
   for (const char* id : {"cpu.gemm.naive", "cpu.gemm.blocked", "cpu.gemm.openblas"})
     for (ProblemSize s : {ProblemSize{1, 1, 1}, ProblemSize{17, 17, 17}, ProblemSize{100, 90, 120}}) {
       SCOPED_TRACE(std::string(id) + " " + s.str());
-      const Measurement m = runner.runPoint({id, Registry::instance().find(id)->defaultParams(), s}, quickPlan(), cancel);
+      const Measurement m =
+          runner.runPoint({id, Registry::instance().find(id)->defaultParams(), s}, quickPlan(), cancel);
       ASSERT_EQ(m.status, PointStatus::Ok) << m.error;
       EXPECT_EQ(m.clock, "wall");
       EXPECT_EQ(m.verification.status, VerifyStatus::Ok);
     }
+}
+
+TEST(GemmLavapipe, WarmupLastsAtLeastItsMinimumTime) {
+  Runner runner(&device());
+  std::atomic<bool> cancel{false};
+  Plan plan = quickPlan(2, 1);
+  plan.warmup_ms = 60;
+  for (const char* id : {"gemm.naive_coalesced", "cpu.gemm.naive"}) {
+    SCOPED_TRACE(id);
+    const auto t0 = std::chrono::steady_clock::now();
+    const Measurement m =
+        runner.runPoint({id, Registry::instance().find(id)->defaultParams(), {8, 8, 8}}, plan, cancel);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    ASSERT_EQ(m.status, PointStatus::Ok) << m.error;
+    EXPECT_GT(m.warmup_runs, 1u);  // one run of an 8^3 gemm takes far less than 60 ms
+    EXPECT_GE(ms, 60.0);
+    EXPECT_EQ(m.samples_ns.size(), 2u);
+  }
+  plan.warmup = 0;  // no warm-up at all
+  const Measurement none = runner.runPoint({"cpu.gemm.naive", {}, {8, 8, 8}}, plan, cancel);
+  EXPECT_EQ(none.warmup_runs, 0u);
 }
 
 TEST(GemmLavapipe, DispatchOverheadIsPositiveAndFinite) {

@@ -15,6 +15,8 @@ vk::DeviceInfo lavapipeLikeLimits() {
   d.max_invocations = 1024;
   d.max_workgroup_size = {1024, 1024, 1024};
   d.max_workgroup_count = {65535, 65535, 65535};
+  d.max_storage_buffer_range = 128u << 20;
+  d.max_allocation_size = 2048u << 20;
   return d;
 }
 }  // namespace
@@ -115,13 +117,15 @@ TEST(Registry, RejectsSizesAndShapesTheKernelCannotTake) {
   const auto dev = lavapipeLikeLimits();
   const auto& reg = Registry::instance();
   const auto* reg4 = reg.find("gemm.reg4x4");
-  auto why = checkPoint(*reg4, {17, 16, 16}, reg4->defaultParams(), &dev);
+  EXPECT_FALSE(checkPoint(*reg4, {17, 16, 16}, reg4->defaultParams(), &dev).has_value()) << "any M";
+  auto why = checkPoint(*reg4, {16, 16, 17}, reg4->defaultParams(), &dev);
   ASSERT_TRUE(why.has_value());
-  EXPECT_NE(why->find("M=17 is not a multiple of 4"), std::string::npos) << *why;
+  EXPECT_NE(why->find("K=17 is not a multiple of 4"), std::string::npos) << *why;
   const auto* reg8 = reg.find("gemm.reg8x4");
-  why = checkPoint(*reg8, {12, 16, 16}, reg8->defaultParams(), &dev);
+  why = checkPoint(*reg8, {12, 18, 16}, reg8->defaultParams(), &dev);
   ASSERT_TRUE(why.has_value());
-  EXPECT_NE(why->find("M=12 is not a multiple of 8"), std::string::npos) << *why;
+  EXPECT_NE(why->find("N=18 is not a multiple of 4"), std::string::npos) << *why;
+  EXPECT_EQ(why->find("M="), std::string::npos) << "M is bounds-checked: " << *why;
   EXPECT_FALSE(checkPoint(*reg8, {1000, 1200, 900}, reg8->defaultParams(), &dev).has_value());
 
   const auto* tiled = reg.find("gemm.tiled_shared");
@@ -146,6 +150,13 @@ TEST(Registry, RejectsSizesAndShapesTheKernelCannotTake) {
 
   why = checkPoint(*tiled, {0, 64, 64}, tiled->defaultParams(), &dev);
   ASSERT_TRUE(why.has_value());
+
+  // Every gemm shader is 2-D: a z dimension would be recorded but not run.
+  Params z = reg.find("gemm.naive")->defaultParams();
+  z.wg = {8, 8, 2};
+  why = checkPoint(*reg.find("gemm.naive"), {64, 64, 64}, z, &dev);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("z must be 1"), std::string::npos) << *why;
 }
 
 TEST(Registry, MissingExtensionMakesAKernelUnsupported) {

@@ -54,8 +54,7 @@ TEST(ShaderCompiler, EveryEmbeddedShaderCompilesWithEachLegalTunable) {
     for (const auto& t : k.tunables)
       for (int v : t.values) {
         auto d = k.fixed_defines;
-        for (const auto& o : k.tunables)
-          d.emplace_back(o.name, std::to_string(o.name == t.name ? v : o.default_value));
+        for (const auto& o : k.tunables) d.emplace_back(o.name, std::to_string(o.name == t.name ? v : o.default_value));
         auto rv = vk::compileGlsl(k.shader, shaderSource(k.shader), d);
         EXPECT_TRUE(rv.ok()) << k.id << " " << t.name << "=" << v;
       }

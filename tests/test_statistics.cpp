@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "engine/bench/statistics.h"
 #include "engine/bench/verify.h"
@@ -57,7 +58,19 @@ TEST(Verify, ToleranceGrowsWithK) {
   EXPECT_LT(gemmTolerance(100), gemmTolerance(10000));
   // Tight enough to catch a dropped term at K = 5000 (error ~ 1/sqrt(K)).
   EXPECT_LT(gemmTolerance(5000), 1e-3);
-  EXPECT_EQ(judge(1e-7, gemmTolerance(64), "").status, VerifyStatus::Ok);
-  EXPECT_EQ(judge(1e-2, gemmTolerance(64), "").status, VerifyStatus::Failed);
-  EXPECT_EQ(judge(NAN, gemmTolerance(64), "").status, VerifyStatus::Failed);
+  EXPECT_EQ(judge(1e-7, 1e-7, gemmTolerance(64), "").status, VerifyStatus::Ok);
+  EXPECT_EQ(judge(1e-2, 1e-7, gemmTolerance(64), "").status, VerifyStatus::Failed);
+  EXPECT_EQ(judge(NAN, 1e-7, gemmTolerance(64), "").status, VerifyStatus::Failed);
+  // A small overall error does not hide one wrong element.
+  EXPECT_EQ(judge(1e-7, 1e-2, gemmTolerance(64), "").status, VerifyStatus::Failed);
+  EXPECT_EQ(judge(1e-7, NAN, gemmTolerance(64), "").status, VerifyStatus::Failed);
+}
+
+TEST(Verify, MaxScaledErrorFindsOneBadElement) {
+  std::vector<float> ref(10000, 1.0f), c(10000, 1.0f);
+  c[1234] = 1.5f;  // one element off by 0.5
+  EXPECT_LT(relativeFrobeniusError(c.data(), ref.data(), c.size()), 0.01);
+  EXPECT_NEAR(maxScaledError(c.data(), ref.data(), c.size(), 10.0), 0.05, 1e-12);
+  c[9] = NAN;
+  EXPECT_TRUE(std::isnan(maxScaledError(c.data(), ref.data(), c.size(), 10.0)));
 }

@@ -19,8 +19,8 @@ void expectError(const ks::Result<T>& r, const std::string& input, std::initiali
   const std::string& msg = r.error().message;
   EXPECT_FALSE(msg.empty()) << "'" << input << "'";
   for (const auto& n : needles)
-    EXPECT_NE(msg.find(n), std::string::npos) << "error for '" << input << "' is \"" << msg
-                                               << "\"; expected it to mention \"" << n << "\"";
+    EXPECT_NE(msg.find(n), std::string::npos)
+        << "error for '" << input << "' is \"" << msg << "\"; expected it to mention \"" << n << "\"";
 }
 
 const ks::KernelInfo* kernel(const std::string& id) {
@@ -239,10 +239,10 @@ TEST(BuildPlan, SizesOutermostThenKernelsThenShapes) {
   auto r = ks::buildPlan(spec);
   ASSERT_TRUE(r.ok()) << r.error().message;
   const std::vector<ks::PlanItem> expect = {
-      item("gemm.naive", sq(32), {8, 8, 1}),         item("gemm.naive", sq(32), {16, 16, 1}),
-      item("gemm.tiled_shared", sq(32), {8, 8, 1}),  item("gemm.tiled_shared", sq(32), {16, 16, 1}),
-      item("gemm.naive", sq(64), {8, 8, 1}),         item("gemm.naive", sq(64), {16, 16, 1}),
-      item("gemm.tiled_shared", sq(64), {8, 8, 1}),  item("gemm.tiled_shared", sq(64), {16, 16, 1}),
+      item("gemm.naive", sq(32), {8, 8, 1}),        item("gemm.naive", sq(32), {16, 16, 1}),
+      item("gemm.tiled_shared", sq(32), {8, 8, 1}), item("gemm.tiled_shared", sq(32), {16, 16, 1}),
+      item("gemm.naive", sq(64), {8, 8, 1}),        item("gemm.naive", sq(64), {16, 16, 1}),
+      item("gemm.tiled_shared", sq(64), {8, 8, 1}), item("gemm.tiled_shared", sq(64), {16, 16, 1}),
   };
   EXPECT_EQ(*r, expect);
 }

@@ -19,6 +19,12 @@ std::string paramsText(const Measurement& m) {
   return m.item.params.str(!k || k->uses_workgroup);
 }
 
+// Errors can hold a whole compile log; tables show its first line.
+std::string firstLine(const std::string& s) {
+  const auto eol = s.find('\n');
+  return eol == std::string::npos ? s : s.substr(0, eol) + " ...";
+}
+
 std::string verifyText(const Measurement& m) {
   if (m.status == PointStatus::Skipped || m.status == PointStatus::Cancelled) return "-";
   const auto& v = m.verification;
@@ -53,14 +59,13 @@ std::string formatPointLine(const Measurement& m, size_t index, size_t total) {
   switch (m.status) {
     case PointStatus::Ok:
       out << "median " << formatDuration(m.stats.median) << "  " << fmt("%.2f", m.gflops) << " GFLOPS  "
-          << fmt("%.2f", m.gbps) << " GB/s  cv " << fmt("%.1f%%", 100 * m.stats.cv) << "  verified "
-          << verifyText(m);
+          << fmt("%.2f", m.gbps) << " GB/s  cv " << fmt("%.1f%%", 100 * m.stats.cv) << "  verified " << verifyText(m);
       break;
     case PointStatus::Failed:
-      out << "FAILED: " << m.error;
+      out << "FAILED: " << firstLine(m.error);
       break;
     case PointStatus::Skipped:
-      out << "skipped: " << m.error;
+      out << "skipped: " << firstLine(m.error);
       break;
     case PointStatus::Cancelled:
       out << "cancelled";
@@ -98,23 +103,23 @@ std::string formatSummaryTable(const std::vector<Measurement>& points) {
   for (const auto& m : points) {
     const bool ok = m.status == PointStatus::Ok;
     std::string status = pointStatusName(m.status);
-    if (!m.error.empty()) status += ": " + m.error;
+    if (!m.error.empty()) status += ": " + firstLine(m.error);
     rows.push_back({m.item.kernel, paramsText(m), m.item.size.str(), ok ? formatDuration(m.stats.median) : "-",
                     ok ? formatDuration(m.stats.min) : "-", ok ? formatDuration(m.stats.max) : "-",
                     ok ? fmt("%.1f%%", 100 * m.stats.cv) : "-", ok ? fmt("%.2f", m.gflops) : "-",
                     ok ? fmt("%.2f", m.gbps) : "-", verifyText(m), m.clock.empty() ? "-" : m.clock, status});
   }
-  return renderTable({"kernel", "params", "size", "median", "min", "max", "cv", "GFLOPS", "GB/s", "verified",
-                      "clock", "status"},
-                     rows);
+  return renderTable(
+      {"kernel", "params", "size", "median", "min", "max", "cv", "GFLOPS", "GB/s", "verified", "clock", "status"},
+      rows);
 }
 
 std::string formatDeviceTable(const std::vector<vk::DeviceInfo>& devices, int selected) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& d : devices) {
     const std::string wg = std::to_string(d.max_workgroup_size[0]) + "x" + std::to_string(d.max_workgroup_size[1]) +
-                           "x" + std::to_string(d.max_workgroup_size[2]) + " (" +
-                           std::to_string(d.max_invocations) + ")";
+                           "x" + std::to_string(d.max_workgroup_size[2]) + " (" + std::to_string(d.max_invocations) +
+                           ")";
     std::string driver = d.driver_name.empty() ? d.driver_version : d.driver_name + " " + d.driver_version;
     if (!d.driver_info.empty()) driver += " [" + d.driver_info + "]";
     const std::string ts = d.timestamps ? "yes (" + std::to_string(d.timestamp_valid_bits) + " bits, " +
@@ -124,9 +129,8 @@ std::string formatDeviceTable(const std::vector<vk::DeviceInfo>& devices, int se
                     d.api_version, std::to_string(d.subgroup_size), std::to_string(d.max_shared_memory / 1024) + " KiB",
                     wg, ts});
   }
-  return renderTable({"index", "name", "type", "driver", "vulkan", "subgroup", "shared mem", "max workgroup",
-                      "timestamps"},
-                     rows);
+  return renderTable(
+      {"index", "name", "type", "driver", "vulkan", "subgroup", "shared mem", "max workgroup", "timestamps"}, rows);
 }
 
 std::string measurementsToCsv(const std::vector<Measurement>& points) {

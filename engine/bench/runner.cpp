@@ -35,6 +35,17 @@ void fillRandom(std::vector<float>& v, uint64_t seed) {
   for (auto& x : v) x = (rng() & 1) ? mag(rng) : -mag(rng);
 }
 
+namespace {
+// Warm-up runs `plan.warmup` times and for at least `plan.warmup_ms`; a
+// warm-up of 0 turns both off.
+bool warmupWanted(const Plan& plan, uint32_t done, std::chrono::steady_clock::time_point start) {
+  if (plan.warmup == 0) return false;
+  if (done < plan.warmup) return true;
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return ms < plan.warmup_ms;
+}
+}  // namespace
+
 struct Runner::Problem {
   ProblemSize size;
   uint64_t seed = 0;
@@ -96,6 +107,11 @@ Measurement Runner::runPoint(const PlanItem& item, const Plan& plan, const std::
     return m;
   }
   const vk::DeviceInfo* info = device_ ? &device_->info() : nullptr;
+  if (kernel->backend == Backend::Vulkan && !device_) {
+    m.status = PointStatus::Skipped;
+    m.error = "unsupported: no Vulkan device";
+    return m;
+  }
   if (auto why = checkPoint(*kernel, item.size, item.params, info)) {
     m.status = PointStatus::Skipped;
     m.error = *why;
@@ -124,36 +140,40 @@ void Runner::finish(Measurement& m, const KernelInfo& kernel, const std::vector<
     m.gbps = kernel.bytes(m.item.size) / m.stats.median;
   }
   const Problem& p = problem(m.item.size, problem_->seed);
-  const double tol = gemmTolerance(m.item.size.k);
+  const double tol = kernel.tolerance(m.item.size);
+  auto maxAbs = [](const std::vector<float>& v) {
+    float x = 0;
+    for (float f : v) x = std::max(x, std::fabs(f));
+    return double(x);
+  };
+  const double scale = std::sqrt(double(p.size.k)) * maxAbs(p.a) * maxAbs(p.b);
   if (kernel.id == "cpu.gemm.openblas") {
     // The reference cannot check itself: compare sampled entries with a
     // double-precision dot product instead.
     std::mt19937_64 rng(p.seed ^ 0x5EED);
     const size_t samples = std::min<size_t>(256, c.size());
-    double diff = 0, norm = 0;
+    std::vector<float> got(samples), want(samples);
     for (size_t s = 0; s < samples; ++s) {
       const uint64_t idx = samples == c.size() ? s : rng() % c.size();
-      const double ref = cpu::gemmEntryDouble(p.a.data(), p.b.data(), p.size, idx / p.size.n, idx % p.size.n);
-      if (!std::isfinite(c[idx])) {
-        diff = std::numeric_limits<double>::quiet_NaN();
-        break;
-      }
-      diff += (c[idx] - ref) * (c[idx] - ref);
-      norm += ref * ref;
+      got[s] = c[idx];
+      want[s] = float(cpu::gemmEntryDouble(p.a.data(), p.b.data(), p.size, idx / p.size.n, idx % p.size.n));
     }
-    const double err = std::isnan(diff) ? diff : (norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff));
-    m.verification = judge(err, tol, std::to_string(samples) + " sampled entries vs a double-precision dot product");
+    m.verification = judge(relativeFrobeniusError(got.data(), want.data(), samples),
+                           maxScaledError(got.data(), want.data(), samples, scale), tol,
+                           std::to_string(samples) + " sampled entries vs a double-precision dot product");
   } else {
     const auto& ref = reference(p);
-    m.verification = judge(relativeFrobeniusError(c.data(), ref.data(), c.size()), tol,
-                           "all entries vs OpenBLAS sgemm");
+    m.verification = judge(relativeFrobeniusError(c.data(), ref.data(), c.size()),
+                           maxScaledError(c.data(), ref.data(), c.size(), scale), tol, "all entries vs OpenBLAS sgemm");
   }
   if (m.verification.status == VerifyStatus::Failed) {
     m.status = PointStatus::Failed;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "verification failed: relative error %.3g, worst element %.3g, tolerance %.3g",
+                  m.verification.rel_error, m.verification.max_error, m.verification.tolerance);
     m.error = std::isnan(m.verification.rel_error)
                   ? "verification failed: the output holds NaN or Inf (elements left unwritten?)"
-                  : "verification failed: relative error " + std::to_string(m.verification.rel_error) +
-                        " over tolerance " + std::to_string(m.verification.tolerance);
+                  : buf;
   }
 }
 
@@ -200,13 +220,15 @@ Measurement Runner::runGpu(const KernelInfo& kernel, const PlanItem& item, const
 
   const bool gpu_clock = device_->info().timestamps;
   m.clock = gpu_clock ? "gpu_timestamp" : "wall";
-  for (uint32_t i = 0; i < plan.warmup; ++i) {
+  const auto warm_start = std::chrono::steady_clock::now();
+  while (warmupWanted(plan, m.warmup_runs, warm_start)) {
     if (cancel.load()) {
       m.status = PointStatus::Cancelled;
       return m;
     }
     auto t = (*dispatch)->run();
     if (!t) return fail(t.error().message);
+    ++m.warmup_runs;
   }
   for (uint32_t i = 0; i < plan.reps; ++i) {
     if (cancel.load()) {
@@ -217,7 +239,11 @@ Measurement Runner::runGpu(const KernelInfo& kernel, const PlanItem& item, const
     }
     auto t = (*dispatch)->run();
     if (!t) return fail(t.error().message);
-    m.samples_ns.push_back(gpu_clock ? t->gpu_ns : t->wall_ns);
+    const double ns = gpu_clock ? t->gpu_ns : t->wall_ns;
+    if (!(ns > 0))
+      return fail("the timer did not advance over the dispatch (one tick is " +
+                  std::to_string(device_->info().timestamp_period_ns) + " ns): the kernel is too short to time");
+    m.samples_ns.push_back(ns);
     if (gpu_clock) m.wall_ns.push_back(t->wall_ns);
   }
   std::vector<float> out(s.m * s.n);
@@ -233,16 +259,22 @@ Measurement Runner::runCpu(const KernelInfo& kernel, const PlanItem& item, const
   m.clock = "wall";
   const Problem& p = problem(item.size, plan.seed);
   std::vector<float> c(item.size.m * item.size.n, std::numeric_limits<float>::quiet_NaN());
-  for (uint32_t i = 0; i < plan.warmup + plan.reps; ++i) {
+  const auto warm_start = std::chrono::steady_clock::now();
+  bool warming = true;
+  while (m.samples_ns.size() < plan.reps) {
     if (cancel.load()) {
       m.status = PointStatus::Cancelled;
       m.samples_ns.clear();
       return m;
     }
+    warming = warming && warmupWanted(plan, m.warmup_runs, warm_start);
     const auto t0 = std::chrono::steady_clock::now();
     kernel.cpu(p.a.data(), p.b.data(), c.data(), item.size, item.params);
     const auto t1 = std::chrono::steady_clock::now();
-    if (i >= plan.warmup) m.samples_ns.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
+    if (warming)
+      ++m.warmup_runs;
+    else
+      m.samples_ns.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
   }
   finish(m, kernel, c);
   return m;

@@ -21,10 +21,11 @@ Result<PointStatus> parsePointStatus(const std::string& s);
 struct Measurement {
   PlanItem item;
   PointStatus status = PointStatus::Ok;
-  std::string error;           // why it failed / was skipped
-  std::string clock;           // "gpu_timestamp" or "wall"
+  std::string error;               // why it failed / was skipped
+  std::string clock;               // "gpu_timestamp" or "wall"
   std::vector<double> samples_ns;  // one per timed repetition, on `clock`
   std::vector<double> wall_ns;     // host submit-to-fence beside GPU samples
+  uint32_t warmup_runs = 0;        // untimed runs done before the samples
   Stats stats;
   double gflops = 0;  // from the median
   double gbps = 0;    // from the median, each input read once and output written once
@@ -44,18 +45,15 @@ class Runner {
   ~Runner();
 
   // Runs every point in order; stops between dispatches once `cancel` is set.
-  std::vector<Measurement> run(const Plan& plan, const RunCallbacks& callbacks,
-                               const std::atomic<bool>& cancel);
+  std::vector<Measurement> run(const Plan& plan, const RunCallbacks& callbacks, const std::atomic<bool>& cancel);
   Measurement runPoint(const PlanItem& item, const Plan& plan, const std::atomic<bool>& cancel);
 
  private:
   struct Problem;
   const Problem& problem(const ProblemSize& size, uint64_t seed);
   const std::vector<float>& reference(const Problem& p);
-  Measurement runGpu(const KernelInfo& kernel, const PlanItem& item, const Plan& plan,
-                     const std::atomic<bool>& cancel);
-  Measurement runCpu(const KernelInfo& kernel, const PlanItem& item, const Plan& plan,
-                     const std::atomic<bool>& cancel);
+  Measurement runGpu(const KernelInfo& kernel, const PlanItem& item, const Plan& plan, const std::atomic<bool>& cancel);
+  Measurement runCpu(const KernelInfo& kernel, const PlanItem& item, const Plan& plan, const std::atomic<bool>& cancel);
   void finish(Measurement& m, const KernelInfo& kernel, const std::vector<float>& c);
 
   vk::Device* device_;

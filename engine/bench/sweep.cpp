@@ -28,15 +28,13 @@ Result<uint64_t> parseSize(const std::string& token) {
   if (token.size() > 9) return makeError("size " + token + " is too large");
   const uint64_t v = std::stoull(token);
   if (v == 0) return makeError("size 0 is not allowed: sizes start at 1");
-  if (v > kMaxDimension)
-    return makeError("size " + token + " is over the limit of " + std::to_string(kMaxDimension));
+  if (v > kMaxDimension) return makeError("size " + token + " is over the limit of " + std::to_string(kMaxDimension));
   return v;
 }
 
 Result<int> parseInt(const std::string& token, const std::string& what) {
   if (token.empty() || token.size() > 9 ||
-      !std::all_of(token.begin() + (token[0] == '-'), token.end(),
-                   [](unsigned char c) { return std::isdigit(c); }) ||
+      !std::all_of(token.begin() + (token[0] == '-'), token.end(), [](unsigned char c) { return std::isdigit(c); }) ||
       token == "-")
     return makeError("'" + token + "' is not an integer value for " + what);
   return std::stoi(token);
@@ -92,8 +90,7 @@ Result<std::vector<ProblemSize>> parseMnkList(const std::string& text) {
       for (auto s : *sizes) out.push_back({s, s, s});
       continue;
     }
-    if (parts.size() != 3)
-      return makeError("malformed size '" + item + "' (expected MxNxK, e.g. 1024x768x512)");
+    if (parts.size() != 3) return makeError("malformed size '" + item + "' (expected MxNxK, e.g. 1024x768x512)");
     ProblemSize s;
     uint64_t* dims[3] = {&s.m, &s.n, &s.k};
     for (int i = 0; i < 3; ++i) {
@@ -144,8 +141,7 @@ Result<std::vector<PlanItem>> buildPlan(const SweepSpec& spec) {
         if (std::find(t->values.begin(), t->values.end(), v) == t->values.end()) {
           std::string legal;
           for (int l : t->values) legal += (legal.empty() ? "" : ",") + std::to_string(l);
-          return makeError(name + "=" + std::to_string(v) + " is not legal for " + k->id + " (legal: " +
-                           legal + ")");
+          return makeError(name + "=" + std::to_string(v) + " is not legal for " + k->id + " (legal: " + legal + ")");
         }
     }
     if (!used) return makeError("none of the selected kernels has a tunable named " + name);
@@ -155,9 +151,12 @@ Result<std::vector<PlanItem>> buildPlan(const SweepSpec& spec) {
   for (const auto& size : spec.sizes)
     for (const auto* k : spec.kernels) {
       std::vector<WorkgroupShape> shapes;
-      if (!k->uses_workgroup) shapes = {WorkgroupShape{1, 1, 1}};
-      else if (spec.shapes.empty()) shapes = {k->default_wg};
-      else shapes = spec.shapes;
+      if (!k->uses_workgroup)
+        shapes = {WorkgroupShape{1, 1, 1}};
+      else if (spec.shapes.empty())
+        shapes = {k->default_wg};
+      else
+        shapes = spec.shapes;
       // Cartesian product of this kernel's tunables (swept or default).
       std::vector<std::map<std::string, int>> combos(1);
       for (const auto& t : k->tunables) {

@@ -20,6 +20,9 @@ struct Plan {
   std::vector<PlanItem> items;
   uint32_t reps = 20;
   uint32_t warmup = 3;
+  // Warm-up also lasts at least this long, so clocks that dropped while the
+  // GPU idled (e.g. during a CPU point) ramp up before timing starts.
+  uint32_t warmup_ms = 200;
   uint64_t seed = 1;
 };
 

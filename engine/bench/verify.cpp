@@ -1,5 +1,6 @@
 #include "engine/bench/verify.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -28,16 +29,26 @@ double relativeFrobeniusError(const float* c, const float* ref, size_t count) {
   return std::sqrt(diff / norm);
 }
 
-double gemmTolerance(uint64_t k, double unit_roundoff) {
-  return unit_roundoff * (8.0 * std::sqrt(double(k)) + 4.0);
+double gemmTolerance(uint64_t k, double unit_roundoff) { return unit_roundoff * (8.0 * std::sqrt(double(k)) + 4.0); }
+
+double maxScaledError(const float* c, const float* ref, size_t count, double scale) {
+  double worst = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (!std::isfinite(c[i])) return std::numeric_limits<double>::quiet_NaN();
+    worst = std::max(worst, std::fabs(double(c[i]) - double(ref[i])));
+  }
+  return scale > 0 ? worst / scale : worst;
 }
 
-Verification judge(double rel_error, double tolerance, std::string note) {
+Verification judge(double rel_error, double max_error, double tolerance, std::string note) {
   Verification v;
   v.rel_error = rel_error;
+  v.max_error = max_error;
   v.tolerance = tolerance;
   v.note = std::move(note);
-  v.status = (std::isfinite(rel_error) && rel_error <= tolerance) ? VerifyStatus::Ok : VerifyStatus::Failed;
+  const bool ok =
+      std::isfinite(rel_error) && rel_error <= tolerance && std::isfinite(max_error) && max_error <= tolerance;
+  v.status = ok ? VerifyStatus::Ok : VerifyStatus::Failed;
   return v;
 }
 

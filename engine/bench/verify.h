@@ -11,9 +11,10 @@ std::string verifyStatusName(VerifyStatus s);
 
 struct Verification {
   VerifyStatus status = VerifyStatus::Skipped;
-  double rel_error = 0;   // relative Frobenius error ||C - R|| / ||R||; NaN if C has NaN/Inf
-  double tolerance = 0;
-  std::string note;       // what was compared, or why it was skipped
+  double rel_error = 0;  // relative Frobenius error ||C - R|| / ||R||; NaN if C has NaN/Inf
+  double max_error = 0;  // max |C - R| over all elements / the size-based scale (catches one bad element)
+  double tolerance = 0;  // both errors must be within it
+  std::string note;      // what was compared, or why it was skipped
 };
 
 // ||c - ref||_F / ||ref||_F in double; NaN when c holds a NaN or Inf.
@@ -23,6 +24,10 @@ double relativeFrobeniusError(const float* c, const float* ref, size_t count);
 // for random data; the factor 8 leaves room for a different summation order.
 double gemmTolerance(uint64_t k, double unit_roundoff = 1.0 / (1 << 23));
 
-Verification judge(double rel_error, double tolerance, std::string note);
+// max |c - ref| / scale; NaN when c holds a NaN or Inf. For gemm the scale is
+// sqrt(K) * max|A| * max|B|, the typical magnitude of one output.
+double maxScaledError(const float* c, const float* ref, size_t count, double scale);
+
+Verification judge(double rel_error, double max_error, double tolerance, std::string note);
 
 }  // namespace ks

@@ -1,4 +1,5 @@
 // The gemm family: the matrix-multiply ladder of seeds 000 and 001.
+#include "engine/bench/verify.h"
 #include "engine/cpu/gemm_cpu.h"
 #include "engine/kernels/registry.h"
 
@@ -9,9 +10,11 @@ namespace {
 uint32_t ceilDiv(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
 
 double gemmFlops(const ProblemSize& s) { return 2.0 * double(s.m) * double(s.n) * double(s.k); }
-double gemmBytes(const ProblemSize& s) {
-  return 4.0 * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n);
+double gemmBytes(const ProblemSize& s) { return 4.0 * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n); }
+std::vector<std::pair<std::string, uint64_t>> gemmBuffers(const ProblemSize& s) {
+  return {{"matrix A", 4 * s.m * s.k}, {"matrix B", 4 * s.k * s.n}, {"matrix C", 4 * s.m * s.n}};
 }
+double gemmFp32Tolerance(const ProblemSize& s) { return gemmTolerance(s.k); }
 
 std::optional<std::string> requireSquareWorkgroup(const Params& p) {
   if (p.wg.x != p.wg.y || p.wg.z != 1)
@@ -22,8 +25,9 @@ std::optional<std::string> requireSquareWorkgroup(const Params& p) {
 std::optional<std::string> requireMultiples(const ProblemSize& s, uint64_t mm, uint64_t nm, uint64_t km) {
   std::string why;
   auto add = [&](const char* name, uint64_t v, uint64_t mult) {
-    if (v % mult) why += std::string(why.empty() ? "" : "; ") + name + "=" + std::to_string(v) +
-                         " is not a multiple of " + std::to_string(mult);
+    if (v % mult)
+      why += std::string(why.empty() ? "" : "; ") + name + "=" + std::to_string(v) + " is not a multiple of " +
+             std::to_string(mult);
   };
   add("M", s.m, mm);
   add("N", s.n, nm);
@@ -41,6 +45,8 @@ KernelInfo gpuGemm(std::string id, std::string title, std::string shader) {
   k.shader = std::move(shader);
   k.flops = gemmFlops;
   k.bytes = gemmBytes;
+  k.buffers = gemmBuffers;
+  k.tolerance = gemmFp32Tolerance;
   k.constraints = "any M, N, K";
   return k;
 }
@@ -55,6 +61,7 @@ KernelInfo cpuGemm(std::string id, std::string title, CpuGemmFn fn) {
   k.default_wg = {1, 1, 1};
   k.flops = gemmFlops;
   k.bytes = gemmBytes;
+  k.tolerance = gemmFp32Tolerance;
   k.constraints = "any M, N, K";
   k.cpu = fn;
   return k;
@@ -65,8 +72,9 @@ KernelInfo cpuGemm(std::string id, std::string title, CpuGemmFn fn) {
 void registerGemmKernels(std::vector<KernelInfo>& out) {
   {
     auto k = gpuGemm("gemm.naive", "Naive, one output per invocation (x walks rows)", "gemm_naive.comp");
-    k.description = "C[row][col] as a K-long dot product; invocation x indexes rows, so neighbours "
-                    "read A and write C a whole row apart (uncoalesced).";
+    k.description =
+        "C[row][col] as a K-long dot product; invocation x indexes rows, so neighbours "
+        "read A and write C a whole row apart (uncoalesced).";
     k.origin = "seed 000 mat_mul_simple1; seed 001 naive";
     k.fixed_defines = {{"COALESCED", "0"}};
     k.default_wg = {8, 8, 1};
@@ -76,10 +84,10 @@ void registerGemmKernels(std::vector<KernelInfo>& out) {
     out.push_back(std::move(k));
   }
   {
-    auto k = gpuGemm("gemm.naive_coalesced", "Naive with coalescing index order (x walks columns)",
-                     "gemm_naive.comp");
-    k.description = "The naive kernel with x indexing columns: neighbours read adjacent B elements, "
-                    "share A, and write adjacent C elements.";
+    auto k = gpuGemm("gemm.naive_coalesced", "Naive with coalescing index order (x walks columns)", "gemm_naive.comp");
+    k.description =
+        "The naive kernel with x indexing columns: neighbours read adjacent B elements, "
+        "share A, and write adjacent C elements.";
     k.origin = "seed 001 global mem";
     k.fixed_defines = {{"COALESCED", "1"}};
     k.default_wg = {8, 8, 1};
@@ -95,8 +103,9 @@ void registerGemmKernels(std::vector<KernelInfo>& out) {
   {
     auto k = gpuGemm("gemm.tiled_shared", "Shared-memory tiles (CUDA-sample port), tile = workgroup",
                      "gemm_tiled_shared.comp");
-    k.description = "Each T x T workgroup stages one T x T tile of A and of B in shared memory per "
-                    "step; edge tiles are zero-padded.";
+    k.description =
+        "Each T x T workgroup stages one T x T tile of A and of B in shared memory per "
+        "step; edge tiles are zero-padded.";
     k.origin = "seed 000 mat_mul_optimized_nv; seed 001 tg mem";
     k.fixed_defines = {{"UNROLL", "1"}};
     k.constraints = "any M, N, K; square workgroup";
@@ -115,8 +124,7 @@ void registerGemmKernels(std::vector<KernelInfo>& out) {
     k.check_params = [](const Params& p) -> std::optional<std::string> {
       if (auto why = requireSquareWorkgroup(p)) return why;
       const int unroll = p.get("UNROLL", 4);
-      if (p.wg.x % unroll)
-        return "UNROLL=" + std::to_string(unroll) + " does not divide the " + p.wg.str() + " tile";
+      if (p.wg.x % unroll) return "UNROLL=" + std::to_string(unroll) + " does not divide the " + p.wg.str() + " tile";
       return std::nullopt;
     };
     k.shared_bytes = tiledShared;
@@ -127,32 +135,30 @@ void registerGemmKernels(std::vector<KernelInfo>& out) {
     const std::string r = std::to_string(rows);
     auto k = gpuGemm("gemm.reg" + r + "x4", "Register tile " + r + "x4 per invocation (mat4 * vec4)",
                      "gemm_register_tile.comp");
-    k.description = "Each invocation computes a " + r + "x4 block of C in registers from vec4 loads, "
-                    "without shared memory or barriers.";
+    k.description = "Each invocation computes a " + r +
+                    "x4 block of C in registers from vec4 loads, "
+                    "without shared memory or barriers; rows past M are bounds-checked.";
     k.origin = rows == 4 ? "seed 000 mat_mul_opt1" : "seed 000 mat_mul_opt2";
     k.fixed_defines = {{"ROWS", r}};
     k.default_wg = rows == 4 ? WorkgroupShape{8, 8, 1} : WorkgroupShape{16, 8, 1};
-    k.constraints = "M multiple of " + r + ", N and K multiples of 4";
-    k.check_size = [rows](const ProblemSize& s, const Params&) {
-      return requireMultiples(s, rows, 4, 4);
-    };
+    k.constraints = "N and K multiples of 4 (vec4 loads); any M";
+    k.check_size = [](const ProblemSize& s, const Params&) { return requireMultiples(s, 1, 4, 4); };
     k.groups = [rows](const ProblemSize& s, const Params& p) {
-      return std::array<uint32_t, 3>{ceilDiv(s.n / 4, p.wg.x), ceilDiv(s.m / rows, p.wg.y), 1};
+      return std::array<uint32_t, 3>{ceilDiv(s.n / 4, p.wg.x), ceilDiv(ceilDiv(s.m, rows), p.wg.y), 1};
     };
     out.push_back(std::move(k));
   }
   {
     auto k = gpuGemm("gemm.block_tiling", "Block tiling: shared memory + BN x BN outputs per invocation",
                      "gemm_block_tiling.comp");
-    k.description = "A workgroup computes a (WG_Y*BN) x (WG_X*BN) tile of C; K advances BK at a time "
-                    "through shared memory; each invocation keeps BN x BN accumulators.";
+    k.description =
+        "A workgroup computes a (WG_Y*BN) x (WG_X*BN) tile of C; K advances BK at a time "
+        "through shared memory; each invocation keeps BN x BN accumulators.";
     k.origin = "seed 001 block tiling";
     k.tunables = {{"BK", {1, 2, 4, 8, 16}, 4, "K-depth of a shared-memory tile"},
-                  {"BN", {1, 2, 4, 8}, 4, "outputs per invocation along each axis (BN x BN)"}};
+                  {"BN", {1, 2, 4, 8, 16}, 4, "outputs per invocation along each axis (BN x BN)"}};
     k.constraints = "any M, N, K; shared memory 4*BK*BN*(WG_X+WG_Y) bytes";
-    k.shared_bytes = [](const Params& p) {
-      return uint64_t(4) * p.get("BK", 4) * p.get("BN", 4) * (p.wg.x + p.wg.y);
-    };
+    k.shared_bytes = [](const Params& p) { return uint64_t(4) * p.get("BK", 4) * p.get("BN", 4) * (p.wg.x + p.wg.y); };
     k.groups = [](const ProblemSize& s, const Params& p) {
       const uint32_t bn = static_cast<uint32_t>(p.get("BN", 4));
       return std::array<uint32_t, 3>{ceilDiv(s.n, uint64_t(p.wg.x) * bn), ceilDiv(s.m, uint64_t(p.wg.y) * bn), 1};
@@ -167,8 +173,9 @@ void registerGemmKernels(std::vector<KernelInfo>& out) {
   }
   {
     auto k = cpuGemm("cpu.gemm.blocked", "CPU cache-blocked, all cores", cpu::gemmBlocked);
-    k.description = "BLOCK x BLOCK tiles in i-k-j order so the inner loop vectorizes; row blocks "
-                    "are spread over all hardware threads.";
+    k.description =
+        "BLOCK x BLOCK tiles in i-k-j order so the inner loop vectorizes; row blocks "
+        "are spread over all hardware threads.";
     k.origin = "seed 000 (transposed CPU multiply remark)";
     k.tunables = {{"BLOCK", {32, 64, 128, 256}, 64, "tile edge in elements"}};
     out.push_back(std::move(k));

@@ -1,7 +1,8 @@
 #include "engine/kernels/registry.h"
 
-#include <algorithm>
 #include <fnmatch.h>
+
+#include <algorithm>
 #include <sstream>
 
 #include "engine/kernels/shader_sources.h"
@@ -102,8 +103,7 @@ Result<std::vector<const KernelInfo*>> Registry::match(const std::string& patter
         add(&k);
         matched = true;
       }
-    if (!matched)
-      return makeError("unknown kernel '" + pattern + "' (see `kernelscope-cli kernels`)");
+    if (!matched) return makeError("unknown kernel '" + pattern + "' (see `kernelscope-cli kernels`)");
   }
   if (!any) return makeError("no kernels given");
   return out;
@@ -117,44 +117,57 @@ std::optional<std::string> unsupportedReason(const KernelInfo& kernel, const vk:
   return std::nullopt;
 }
 
-std::optional<std::string> checkPoint(const KernelInfo& kernel, const ProblemSize& size,
-                                      const Params& params, const vk::DeviceInfo* device) {
+std::optional<std::string> checkPoint(const KernelInfo& kernel, const ProblemSize& size, const Params& params,
+                                      const vk::DeviceInfo* device) {
   if (size.m == 0 || size.n == 0 || size.k == 0) return "sizes must be at least 1";
-  if (auto why = unsupportedReason(kernel, device)) return "unsupported: " + *why;
+  // Without a device only the kernel's own rules are checked (e.g. a session
+  // file read on another machine); the runner refuses GPU points itself.
+  if (device)
+    if (auto why = unsupportedReason(kernel, device)) return "unsupported: " + *why;
   for (const auto& [name, value] : params.values) {
     const Tunable* t = kernel.tunable(name);
     if (!t) return kernel.id + " has no tunable " + name;
     if (std::find(t->values.begin(), t->values.end(), value) == t->values.end()) {
       std::string legal;
       for (int v : t->values) legal += (legal.empty() ? "" : ",") + std::to_string(v);
-      return name + "=" + std::to_string(value) + " is not a legal value for " + kernel.id + " (" +
-             legal + ")";
+      return name + "=" + std::to_string(value) + " is not a legal value for " + kernel.id + " (" + legal + ")";
     }
   }
+  if (kernel.backend == Backend::Vulkan && params.wg.z != 1 && kernel.workgroup_dims < 3)
+    return "workgroup " + params.wg.str() + ": " + kernel.id + " uses a 2-D workgroup (z must be 1)";
   if (kernel.backend == Backend::Vulkan && device) {
     const auto& wg = params.wg;
     const std::array<uint32_t, 3> dims{wg.x, wg.y, wg.z};
     for (int i = 0; i < 3; ++i)
       if (dims[i] > device->max_workgroup_size[i])
-        return "workgroup " + wg.str() + ": dimension " + "xyz"[i] + std::string(" is ") +
-               std::to_string(dims[i]) + ", over maxComputeWorkGroupSize " +
-               std::to_string(device->max_workgroup_size[i]);
+        return "workgroup " + wg.str() + ": dimension " + "xyz"[i] + std::string(" is ") + std::to_string(dims[i]) +
+               ", over maxComputeWorkGroupSize " + std::to_string(device->max_workgroup_size[i]);
     if (wg.invocations() > device->max_invocations)
       return "workgroup " + wg.str() + " has " + std::to_string(wg.invocations()) +
-             " invocations, over maxComputeWorkGroupInvocations " +
-             std::to_string(device->max_invocations);
+             " invocations, over maxComputeWorkGroupInvocations " + std::to_string(device->max_invocations);
     if (kernel.shared_bytes) {
       const uint64_t shared = kernel.shared_bytes(params);
       if (shared > device->max_shared_memory)
-        return "needs " + std::to_string(shared) + " bytes of shared memory with " +
-               params.str(true) + ", over maxComputeSharedMemorySize " +
-               std::to_string(device->max_shared_memory);
+        return "needs " + std::to_string(shared) + " bytes of shared memory with " + params.str(true) +
+               ", over maxComputeSharedMemorySize " + std::to_string(device->max_shared_memory);
     }
   }
   if (kernel.check_params)
     if (auto why = kernel.check_params(params)) return why;
   if (kernel.check_size)
     if (auto why = kernel.check_size(size, params)) return why;
+  // Buffers over the device's limits are refused before anything is allocated.
+  if (kernel.backend == Backend::Vulkan && device && kernel.buffers) {
+    auto mib = [](uint64_t b) { return std::to_string((b + (1 << 20) - 1) >> 20) + " MiB"; };
+    for (const auto& [name, bytes] : kernel.buffers(size)) {
+      if (bytes > device->max_storage_buffer_range)
+        return name + " needs " + mib(bytes) + ", over this device's maxStorageBufferRange (" +
+               mib(device->max_storage_buffer_range) + ")";
+      if (device->max_allocation_size && bytes > device->max_allocation_size)
+        return name + " needs " + mib(bytes) + ", over this device's maxMemoryAllocationSize (" +
+               mib(device->max_allocation_size) + ")";
+    }
+  }
   return std::nullopt;
 }
 

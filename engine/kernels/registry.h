@@ -23,8 +23,7 @@ struct Tunable {
 };
 
 // CPU kernels compute C = A * B on host memory.
-using CpuGemmFn = void (*)(const float* a, const float* b, float* c, const ProblemSize& size,
-                           const Params& params);
+using CpuGemmFn = void (*)(const float* a, const float* b, float* c, const ProblemSize& size, const Params& params);
 
 struct KernelInfo {
   std::string id;  // family.variant, e.g. gemm.tiled_shared
@@ -32,11 +31,12 @@ struct KernelInfo {
   Backend backend = Backend::Vulkan;
   std::string title;
   std::string description;
-  std::string origin;  // where the variant comes from
-  std::string shader;  // file under shaders/ (Vulkan only)
+  std::string origin;                                              // where the variant comes from
+  std::string shader;                                              // file under shaders/ (Vulkan only)
   std::vector<std::pair<std::string, std::string>> fixed_defines;  // a shader shared by variants
   std::vector<Tunable> tunables;
   bool uses_workgroup = true;
+  uint32_t workgroup_dims = 2;  // shaders read local_size x and y only
   WorkgroupShape default_wg{16, 16, 1};
   std::string constraints;  // human summary, e.g. "M, N, K multiples of 4"
   std::vector<std::string> required_extensions;
@@ -49,6 +49,10 @@ struct KernelInfo {
   std::function<std::array<uint32_t, 3>(const ProblemSize&, const Params&)> groups;
   std::function<double(const ProblemSize&)> flops;
   std::function<double(const ProblemSize&)> bytes;  // each input read once, output written once
+  // The device buffers a point needs (name, bytes), checked against the limits.
+  std::function<std::vector<std::pair<std::string, uint64_t>>(const ProblemSize&)> buffers;
+  // Verification tolerance for a size (relative error).
+  std::function<double(const ProblemSize&)> tolerance;
   CpuGemmFn cpu = nullptr;
 
   const Tunable* tunable(const std::string& name) const;
@@ -72,9 +76,10 @@ class Registry {
 std::optional<std::string> unsupportedReason(const KernelInfo& kernel, const vk::DeviceInfo* device);
 
 // Why this point (size + params) cannot run on this device: size constraints,
-// illegal tunables, workgroup limits, shared memory. nullopt when it can.
-std::optional<std::string> checkPoint(const KernelInfo& kernel, const ProblemSize& size,
-                                      const Params& params, const vk::DeviceInfo* device);
+// illegal tunables, workgroup limits, shared memory, buffer limits. nullopt
+// when it can. With device == nullptr only the kernel's own rules apply.
+std::optional<std::string> checkPoint(const KernelInfo& kernel, const ProblemSize& size, const Params& params,
+                                      const vk::DeviceInfo* device);
 
 // Registration hooks, one per family file.
 void registerGemmKernels(std::vector<KernelInfo>& out);

@@ -1,11 +1,10 @@
 #include "engine/session/session.h"
 
-#include <nlohmann/json.hpp>
-
 #include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace ks {
@@ -98,8 +97,7 @@ struct Reader {
     return v->get<uint64_t>();
   }
   // null reads as NaN (JSON has no NaN; a non-finite rel_error is written as null).
-  double num(const json& obj, const std::string& path, const char* key, bool required = true,
-             bool allow_null = false) {
+  double num(const json& obj, const std::string& path, const char* key, bool required = true, bool allow_null = false) {
     const json* v = field(obj, path, key, required);
     if (!v) return 0;
     if (allow_null && v->is_null()) return std::nan("");
@@ -198,7 +196,11 @@ std::string sessionToJson(const Session& s) {
                      {"params", paramsToJson(it.params, !k || k->uses_workgroup)},
                      {"size", sizeToJson(it.size)}});
   }
-  j["plan"] = {{"reps", s.plan.reps}, {"warmup", s.plan.warmup}, {"seed", s.plan.seed}, {"items", items}};
+  j["plan"] = {{"reps", s.plan.reps},
+               {"warmup", s.plan.warmup},
+               {"warmup_ms", s.plan.warmup_ms},
+               {"seed", s.plan.seed},
+               {"items", items}};
   json points = json::array();
   for (const auto& m : s.points) {
     const KernelInfo* k = Registry::instance().find(m.item.kernel);
@@ -209,22 +211,25 @@ std::string sessionToJson(const Session& s) {
     p["status"] = pointStatusName(m.status);
     if (!m.error.empty()) p["error"] = m.error;
     p["clock"] = m.clock.empty() ? json(nullptr) : json(m.clock);
+    p["warmup_runs"] = m.warmup_runs;
     p["samples_ns"] = m.samples_ns;
     if (!m.wall_ns.empty()) p["wall_ns"] = m.wall_ns;
-    p["stats"] = {{"count", m.stats.count},   {"min_ns", m.stats.min},     {"median_ns", m.stats.median},
-                  {"mean_ns", m.stats.mean},  {"max_ns", m.stats.max},     {"stddev_ns", m.stats.stddev},
+    p["stats"] = {{"count", m.stats.count},  {"min_ns", m.stats.min}, {"median_ns", m.stats.median},
+                  {"mean_ns", m.stats.mean}, {"max_ns", m.stats.max}, {"stddev_ns", m.stats.stddev},
                   {"cv", m.stats.cv}};
     p["gflops"] = m.gflops;
     p["gbps"] = m.gbps;
     p["verification"] = {{"status", verifyStatusName(m.verification.status)},
                          {"rel_error", numberOrNull(m.verification.rel_error)},
+                         {"max_error", numberOrNull(m.verification.max_error)},
                          {"tolerance", m.verification.tolerance},
                          {"note", m.verification.note}};
     points.push_back(std::move(p));
   }
   j["points"] = std::move(points);
   j["notes"] = s.notes;
-  return j.dump(1);
+  // Driver strings and error texts are not guaranteed UTF-8: replace, never throw.
+  return j.dump(1, ' ', false, json::error_handler_t::replace);
 }
 
 Result<Session> sessionFromJson(const std::string& text) {
@@ -242,8 +247,7 @@ Result<Session> sessionFromJson(const std::string& text) {
   if (format != kSessionFormat)
     return makeError("format: '" + format + "' is not a kernelscope session (expected '" + kSessionFormat + "')");
   const json* version = r.field(j, "", "version");
-  if (!version || !version->is_number_integer())
-    return makeError("version: missing or not an integer");
+  if (!version || !version->is_number_integer()) return makeError("version: missing or not an integer");
   if (version->get<int64_t>() != kSessionVersion)
     return makeError("version: " + std::to_string(version->get<int64_t>()) +
                      " is not supported; this build reads version " + std::to_string(kSessionVersion) +
@@ -282,7 +286,8 @@ Result<Session> sessionFromJson(const std::string& text) {
       for (const char* key : {"max_workgroup_size", "max_workgroup_count"}) {
         const json* a = r.field(*l, lp, key, false);
         if (!a) continue;
-        if (!a->is_array() || a->size() != 3 || !std::all_of(a->begin(), a->end(), [](const json& x) { return x.is_number_unsigned(); })) {
+        if (!a->is_array() || a->size() != 3 ||
+            !std::all_of(a->begin(), a->end(), [](const json& x) { return x.is_number_unsigned(); })) {
           r.fail(lp + "." + key, "expected three non-negative integers");
           continue;
         }
@@ -303,11 +308,17 @@ Result<Session> sessionFromJson(const std::string& text) {
 
   const json* plan = r.field(j, "", "plan");
   if (!plan) return makeError(r.error.substr(1));
-  s.plan.reps = static_cast<uint32_t>(r.uint(*plan, "plan", "reps"));
-  s.plan.warmup = static_cast<uint32_t>(r.uint(*plan, "plan", "warmup"));
+  const uint64_t reps = r.uint(*plan, "plan", "reps");
+  const uint64_t warmup = r.uint(*plan, "plan", "warmup");
+  if (!r.failed() && (reps == 0 || reps > 1000000)) r.fail("plan.reps", "expected 1 to 1000000");
+  if (!r.failed() && warmup > 1000000) r.fail("plan.warmup", "expected at most 1000000");
+  s.plan.reps = static_cast<uint32_t>(reps);
+  s.plan.warmup = static_cast<uint32_t>(warmup);
+  s.plan.warmup_ms = static_cast<uint32_t>(r.uint(*plan, "plan", "warmup_ms", false));
   s.plan.seed = r.uint(*plan, "plan", "seed");
   if (const json* items = r.field(*plan, "plan", "items")) {
-    if (!items->is_array()) r.fail("plan.items", "expected an array");
+    if (!items->is_array())
+      r.fail("plan.items", "expected an array");
     else
       for (size_t i = 0; i < items->size() && !r.failed(); ++i)
         s.plan.items.push_back(readItem(r, (*items)[i], "plan.items[" + std::to_string(i) + "]", nullptr));
@@ -329,6 +340,7 @@ Result<Session> sessionFromJson(const std::string& text) {
     if (!status) return makeError(path + ".status: " + status.error().message);
     m.status = *status;
     m.error = r.str(pj, path, "error", false);
+    m.warmup_runs = static_cast<uint32_t>(r.uint(pj, path, "warmup_runs", false));
     if (const json* clock = r.field(pj, path, "clock"); clock && !clock->is_null()) {
       if (!clock->is_string() || (*clock != "gpu_timestamp" && *clock != "wall"))
         return makeError(path + ".clock: expected \"gpu_timestamp\" or \"wall\"");
@@ -373,21 +385,46 @@ Result<Session> sessionFromJson(const std::string& text) {
     if (const json* v = r.field(pj, path, "verification")) {
       const std::string vp = path + ".verification";
       const std::string vs = r.str(*v, vp, "status");
-      if (vs == "ok") m.verification.status = VerifyStatus::Ok;
-      else if (vs == "failed") m.verification.status = VerifyStatus::Failed;
-      else if (vs == "skipped") m.verification.status = VerifyStatus::Skipped;
-      else if (!r.failed()) r.fail(vp + ".status", "expected ok, failed or skipped");
+      if (vs == "ok")
+        m.verification.status = VerifyStatus::Ok;
+      else if (vs == "failed")
+        m.verification.status = VerifyStatus::Failed;
+      else if (vs == "skipped")
+        m.verification.status = VerifyStatus::Skipped;
+      else if (!r.failed())
+        r.fail(vp + ".status", "expected ok, failed or skipped");
       m.verification.rel_error = r.num(*v, vp, "rel_error", false, true);
+      m.verification.max_error = r.num(*v, vp, "max_error", false, true);
       m.verification.tolerance = r.num(*v, vp, "tolerance", false);
       m.verification.note = r.str(*v, vp, "note", false);
     }
     if (r.failed()) return makeError(r.error);
+    if (m.status == PointStatus::Ok) {
+      if (m.samples_ns.size() != s.plan.reps)
+        return makeError(path + ".samples_ns: " + std::to_string(m.samples_ns.size()) + " samples, but plan.reps is " +
+                         std::to_string(s.plan.reps));
+      if (m.stats.median <= 0) return makeError(path + ".samples_ns: an ok point must have a positive median");
+      if (!m.wall_ns.empty() && m.wall_ns.size() != m.samples_ns.size())
+        return makeError(path + ".wall_ns: " + std::to_string(m.wall_ns.size()) + " values for " +
+                         std::to_string(m.samples_ns.size()) + " samples");
+      // The kernel's own rules (tunable values, shapes, size constraints).
+      if (auto why = checkPoint(*kernel, m.item.size, m.item.params, nullptr))
+        return makeError(path + ".params: " + *why);
+      if (m.verification.status == VerifyStatus::Ok && kernel->tolerance &&
+          !near(m.verification.tolerance, kernel->tolerance(m.item.size)))
+        return makeError(path + ".verification.tolerance: " + std::to_string(m.verification.tolerance) +
+                         " is not this kernel's tolerance for the size (" +
+                         std::to_string(kernel->tolerance(m.item.size)) + ")");
+      if (m.clock == "gpu_timestamp" && kernel->backend == Backend::Cpu)
+        return makeError(path + ".clock: a CPU kernel cannot be timed with GPU timestamps");
+    }
     if (m.status == PointStatus::Ok && m.verification.status != VerifyStatus::Ok)
       return makeError(path + ".verification.status: an ok point must be verified ok, not " +
                        verifyStatusName(m.verification.status));
     if (m.verification.status == VerifyStatus::Ok &&
-        !(std::isfinite(m.verification.rel_error) && m.verification.rel_error <= m.verification.tolerance))
-      return makeError(path + ".verification: status ok but rel_error exceeds tolerance");
+        !(std::isfinite(m.verification.rel_error) && m.verification.rel_error <= m.verification.tolerance &&
+          std::isfinite(m.verification.max_error) && m.verification.max_error <= m.verification.tolerance))
+      return makeError(path + ".verification: status ok but an error exceeds the tolerance");
     s.points.push_back(std::move(m));
   }
   if (const json* n = r.field(j, "", "notes", false); n && n->is_string()) s.notes = n->get<std::string>();

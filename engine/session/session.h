@@ -16,7 +16,7 @@ inline constexpr int kSessionVersion = 1;
 struct Session {
   std::string app_version = KS_VERSION;
   std::string app_commit = KS_GIT_COMMIT;
-  std::string created;  // ISO 8601 UTC
+  std::string created;                   // ISO 8601 UTC
   std::optional<vk::DeviceInfo> device;  // absent for CPU-only sessions
   cpu::HostInfo host;
   Plan plan;

@@ -90,14 +90,13 @@ bool DeviceInfo::hasExtension(const std::string& ext) const {
 namespace {
 
 std::string versionString(uint32_t v) {
-  return std::to_string(VK_API_VERSION_MAJOR(v)) + "." + std::to_string(VK_API_VERSION_MINOR(v)) +
-         "." + std::to_string(VK_API_VERSION_PATCH(v));
+  return std::to_string(VK_API_VERSION_MAJOR(v)) + "." + std::to_string(VK_API_VERSION_MINOR(v)) + "." +
+         std::to_string(VK_API_VERSION_PATCH(v));
 }
 
 std::string driverVersionString(uint32_t vendor, uint32_t v) {
   if (vendor == 0x10DE)  // NVIDIA packs 10.8.8.6 bits
-    return std::to_string(v >> 22) + "." + std::to_string((v >> 14) & 0xff) + "." +
-           std::to_string((v >> 6) & 0xff);
+    return std::to_string(v >> 22) + "." + std::to_string((v >> 14) & 0xff) + "." + std::to_string((v >> 6) & 0xff);
   return versionString(v);
 }
 
@@ -133,9 +132,7 @@ uint32_t computeQueueFamily(VkPhysicalDevice pd, uint32_t* timestamp_bits) {
   uint32_t best = UINT32_MAX;
   for (uint32_t i = 0; i < count; ++i) {
     if (!(families[i].queueFlags & VK_QUEUE_COMPUTE_BIT)) continue;
-    if (best == UINT32_MAX || (families[i].timestampValidBits > 0 &&
-                               families[best].timestampValidBits == 0))
-      best = i;
+    if (best == UINT32_MAX || (families[i].timestampValidBits > 0 && families[best].timestampValidBits == 0)) best = i;
   }
   if (best != UINT32_MAX && timestamp_bits) *timestamp_bits = families[best].timestampValidBits;
   return best;
@@ -192,7 +189,9 @@ DeviceInfo probe(VkPhysicalDevice pd, uint32_t index) {
   computeQueueFamily(pd, &ts_bits);
   info.timestamp_valid_bits = ts_bits;
   info.timestamp_period_ns = l.timestampPeriod;
-  info.timestamps = ts_bits > 0 && l.timestampComputeAndGraphics;
+  // The compute queue's own timestampValidBits decides, whatever
+  // timestampComputeAndGraphics says about the other queues.
+  info.timestamps = ts_bits > 0 && l.timestampPeriod > 0;
 
   VkPhysicalDeviceFeatures features{};
   vkGetPhysicalDeviceFeatures(pd, &features);
@@ -244,8 +243,9 @@ Result<std::shared_ptr<Instance>> Instance::create() {
   info.ppEnabledExtensionNames = extensions.data();
   VkResult r = vkCreateInstance(&info, nullptr, &self->instance_);
   if (r != VK_SUCCESS)
-    return vkError(r, "cannot create a Vulkan instance (is a Vulkan driver installed? on Debian: "
-                      "apt-get install mesa-vulkan-drivers)");
+    return vkError(r,
+                   "cannot create a Vulkan instance (is a Vulkan driver installed? on Debian: "
+                   "apt-get install mesa-vulkan-drivers)");
 
   count = 0;
   vkEnumeratePhysicalDevices(self->instance_, &count, nullptr);
@@ -258,8 +258,9 @@ Result<std::shared_ptr<Instance>> Instance::create() {
     self->devices_.push_back(probe(self->physical_[i], i));
   }
   if (self->devices_.empty())
-    return makeError("no Vulkan 1.1 device found (on Debian: apt-get install mesa-vulkan-drivers "
-                     "for lavapipe)");
+    return makeError(
+        "no Vulkan 1.1 device found (on Debian: apt-get install mesa-vulkan-drivers "
+        "for lavapipe)");
   return self;
 }
 
@@ -270,18 +271,19 @@ Instance::~Instance() {
 Result<uint32_t> selectDevice(const std::vector<DeviceInfo>& devices, const std::string& spec) {
   if (devices.empty()) return makeError("no Vulkan devices");
   if (spec.empty()) {
-    auto best = std::min_element(devices.begin(), devices.end(), [](const auto& a, const auto& b) {
-      return typeRank(a.type) < typeRank(b.type);
-    });
+    auto best = std::min_element(devices.begin(), devices.end(),
+                                 [](const auto& a, const auto& b) { return typeRank(a.type) < typeRank(b.type); });
     return best->index;
   }
-  const bool numeric = std::all_of(spec.begin(), spec.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+  const bool numeric =
+      std::all_of(spec.begin(), spec.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
   if (numeric) {
+    if (spec.size() > 6) return makeError("no device with index " + spec);
     const unsigned long index = std::stoul(spec);
     for (const auto& d : devices)
       if (d.index == index) return d.index;
-    return makeError("no device with index " + spec + " (there are " +
-                     std::to_string(devices.size()) + "; see `kernelscope-cli devices`)");
+    return makeError("no device with index " + spec + " (there are " + std::to_string(devices.size()) +
+                     "; see `kernelscope-cli devices`)");
   }
   auto lower = [](std::string s) {
     std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -370,7 +372,7 @@ Result<std::unique_ptr<Device>> Device::create(std::shared_ptr<Instance> instanc
 
 Device::~Device() {
   if (!device_) return;
-  vkDeviceWaitIdle(device_);
+  if (!lost_) vkDeviceWaitIdle(device_);
   for (auto& [key, p] : pipelines_) {
     vkDestroyPipeline(device_, p->pipeline, nullptr);
     vkDestroyPipelineLayout(device_, p->layout, nullptr);
@@ -407,8 +409,7 @@ Result<Buffer> Device::createBuffer(uint64_t bytes, Placement placement, const s
   buf.size_ = bytes;
   VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bi.size = bytes;
-  bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-             VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   VkResult r = vkCreateBuffer(device_, &bi, nullptr, &buf.buffer_);
   if (r != VK_SUCCESS) return fail(r, "cannot create " + what);
@@ -438,9 +439,9 @@ Result<Buffer> Device::createBuffer(uint64_t bytes, Placement placement, const s
       const auto flags = memory_.memoryTypes[i].propertyFlags;
       // First pass: exactly what was asked; second: anything host-visible for
       // host placements, anything at all for device-local.
-      const bool fits = pass == 0 ? (flags & want) == want
-                                  : (placement == Placement::DeviceLocal ||
-                                     (flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT));
+      const bool fits = pass == 0
+                            ? (flags & want) == want
+                            : (placement == Placement::DeviceLocal || (flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT));
       if (fits) {
         type = i;
         break;
@@ -475,7 +476,10 @@ Status Device::submitAndWait(VkCommandBuffer cmd, VkFence fence, double* wall_ns
   // A generous timeout: a hung kernel is reported rather than waited on forever.
   r = vkWaitForFences(device_, 1, &fence, VK_TRUE, 600ull * 1000 * 1000 * 1000);
   const auto t1 = std::chrono::steady_clock::now();
-  if (r == VK_TIMEOUT) return makeError("the dispatch did not finish within 600 s", r);
+  if (r == VK_TIMEOUT) {
+    lost_ = true;  // a hung queue is as good as lost: nothing more is submitted
+    return makeError("the dispatch did not finish within 600 s; the device is treated as lost", r);
+  }
   if (r != VK_SUCCESS) return fail(r, "vkWaitForFences");
   if (wall_ns) *wall_ns = std::chrono::duration<double, std::nano>(t1 - t0).count();
   return check(vkResetFences(device_, 1, &fence), "vkResetFences");
@@ -505,8 +509,8 @@ Status Device::oneShot(const std::function<void(VkCommandBuffer)>& record) {
   barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
   barrier.dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
   vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                       VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
-                       &barrier, 0, nullptr, 0, nullptr);
+                       VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &barrier, 0, nullptr, 0,
+                       nullptr);
   vkEndCommandBuffer(cmd);
   Status s = submitAndWait(cmd, fence, nullptr);
   vkDestroyFence(device_, fence, nullptr);
@@ -649,14 +653,14 @@ Result<const Pipeline*> Device::pipeline(const PipelineDesc& desc) {
 }
 
 Result<std::unique_ptr<TimedDispatch>> Device::prepareDispatch(const Pipeline& pipeline,
-                                                                const std::vector<const Buffer*>& buffers,
-                                                                const void* push_constants,
-                                                                std::array<uint32_t, 3> groups) {
+                                                               const std::vector<const Buffer*>& buffers,
+                                                               const void* push_constants,
+                                                               std::array<uint32_t, 3> groups) {
   if (lost_) return makeError("the device was lost", VK_ERROR_DEVICE_LOST);
   for (int i = 0; i < 3; ++i)
     if (groups[i] == 0 || groups[i] > info_.max_workgroup_count[i])
-      return makeError("dispatch of " + std::to_string(groups[i]) + " workgroups in dimension " +
-                       "xyz"[i] + std::string(" is outside this device's maxComputeWorkGroupCount (") +
+      return makeError("dispatch of " + std::to_string(groups[i]) + " workgroups in dimension " + "xyz"[i] +
+                       std::string(" is outside this device's maxComputeWorkGroupCount (") +
                        std::to_string(info_.max_workgroup_count[i]) + ")");
   if (buffers.size() != pipeline.buffer_count) return makeError("buffer count does not match the pipeline");
 
@@ -715,18 +719,18 @@ Result<std::unique_ptr<TimedDispatch>> Device::prepareDispatch(const Pipeline& p
   vkCmdBindPipeline(d->cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.pipeline);
   vkCmdBindDescriptorSets(d->cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout, 0, 1, &set, 0, nullptr);
   if (pipeline.push_constant_bytes && push_constants)
-    vkCmdPushConstants(d->cmd_, pipeline.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
-                       pipeline.push_constant_bytes, push_constants);
+    vkCmdPushConstants(d->cmd_, pipeline.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, pipeline.push_constant_bytes,
+                       push_constants);
   vkCmdDispatch(d->cmd_, groups[0], groups[1], groups[2]);
   if (d->queries_) vkCmdWriteTimestamp(d->cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, d->queries_, 1);
   // Make the results visible to the host and to the next repetition.
   VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
   barrier.dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_SHADER_READ_BIT;
-  vkCmdPipelineBarrier(d->cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                       VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT |
-                           VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                       0, 1, &barrier, 0, nullptr, 0, nullptr);
+  vkCmdPipelineBarrier(
+      d->cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+      VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
+      &barrier, 0, nullptr, 0, nullptr);
   r = vkEndCommandBuffer(d->cmd_);
   if (r != VK_SUCCESS) return fail(r, "vkEndCommandBuffer");
   return d;
@@ -760,8 +764,8 @@ Result<Timing> TimedDispatch::run() {
   if (!s) return s.error();
   if (queries_) {
     uint64_t stamps[2] = {0, 0};
-    VkResult r = vkGetQueryPoolResults(device_->handle(), queries_, 0, 2, sizeof stamps, stamps,
-                                       sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+    VkResult r = vkGetQueryPoolResults(device_->handle(), queries_, 0, 2, sizeof stamps, stamps, sizeof(uint64_t),
+                                       VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
     if (r != VK_SUCCESS) return device_->fail(r, "vkGetQueryPoolResults");
     const uint32_t bits = device_->info().timestamp_valid_bits;
     const uint64_t mask = bits >= 64 ? ~0ull : ((1ull << bits) - 1);

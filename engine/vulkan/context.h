@@ -101,8 +101,8 @@ class Buffer {
 };
 
 struct PipelineDesc {
-  std::string name;        // for messages: the shader file
-  std::string source;      // GLSL
+  std::string name;    // for messages: the shader file
+  std::string source;  // GLSL
   std::vector<std::pair<std::string, std::string>> defines;
   std::vector<uint32_t> spec_constants;  // constant_id 0..n-1
   uint32_t buffer_count = 3;             // storage buffers at bindings 0..n-1
@@ -158,9 +158,8 @@ class Device {
   Result<const Pipeline*> pipeline(const PipelineDesc& desc);
 
   Result<std::unique_ptr<TimedDispatch>> prepareDispatch(const Pipeline& pipeline,
-                                                          const std::vector<const Buffer*>& buffers,
-                                                          const void* push_constants,
-                                                          std::array<uint32_t, 3> groups);
+                                                         const std::vector<const Buffer*>& buffers,
+                                                         const void* push_constants, std::array<uint32_t, 3> groups);
   // Submit-to-fence of an empty command buffer, for overhead measurement.
   Result<double> emptySubmitNs();
 

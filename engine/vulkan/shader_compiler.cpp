@@ -16,12 +16,12 @@ std::mutex g_compile_mutex;  // glslang's process-wide state is not reentrant ev
 
 // Line numbers follow the file (the injected defines sit under a #line), so
 // the listing shows the file itself and the defines separately.
-Error stageError(const std::string& stage, const std::string& name, const std::string& log,
-                 const std::string& source, const Defines& defines) {
+Error stageError(const std::string& stage, const std::string& name, const std::string& log, const std::string& source,
+                 const Defines& defines) {
   std::string defs;
   for (const auto& [k, v] : defines) defs += (defs.empty() ? "" : " ") + k + "=" + v;
-  return makeError("GLSL " + stage + " failed for " + name + (defs.empty() ? "" : " (" + defs + ")") + ":\n" +
-                   log + "\n--- " + name + " ---\n" + numberedSource(source));
+  return makeError("GLSL " + stage + " failed for " + name + (defs.empty() ? "" : " (" + defs + ")") + ":\n" + log +
+                   "\n--- " + name + " ---\n" + numberedSource(source));
 }
 }  // namespace
 
@@ -31,13 +31,12 @@ std::string injectDefines(const std::string& source, const Defines& defines) {
   const auto version = source.find("#version");
   if (version == std::string::npos) return block + "#line 1\n" + source;
   const auto eol = source.find('\n', version);
-  if (eol == std::string::npos) return source + "\n" + block;
+  if (eol == std::string::npos) return source + "\n" + block;  // #version was the last line
   // Count the lines up to and including #version so #line restores numbering.
   int line = 1;
   for (size_t i = 0; i <= eol; ++i)
     if (source[i] == '\n') ++line;
-  return source.substr(0, eol + 1) + block + "#line " + std::to_string(line) + "\n" +
-         source.substr(eol + 1);
+  return source.substr(0, eol + 1) + block + "#line " + std::to_string(line) + "\n" + source.substr(eol + 1);
 }
 
 std::string numberedSource(const std::string& source) {
@@ -54,12 +53,11 @@ std::string numberedSource(const std::string& source) {
 }
 
 std::string glslangVersion() {
-  return std::to_string(GLSLANG_VERSION_MAJOR) + "." + std::to_string(GLSLANG_VERSION_MINOR) +
-         "." + std::to_string(GLSLANG_VERSION_PATCH);
+  return std::to_string(GLSLANG_VERSION_MAJOR) + "." + std::to_string(GLSLANG_VERSION_MINOR) + "." +
+         std::to_string(GLSLANG_VERSION_PATCH);
 }
 
-Result<std::vector<uint32_t>> compileGlsl(const std::string& name, const std::string& source,
-                                          const Defines& defines) {
+Result<std::vector<uint32_t>> compileGlsl(const std::string& name, const std::string& source, const Defines& defines) {
   std::call_once(g_init, [] { glslang::InitializeProcess(); });
   std::lock_guard lock(g_compile_mutex);
 
@@ -76,8 +74,7 @@ Result<std::vector<uint32_t>> compileGlsl(const std::string& name, const std::st
 
   std::string preprocessed;
   glslang::TShader::ForbidIncluder includer;
-  if (!shader.preprocess(resources, 100, ENoProfile, false, false, messages, &preprocessed,
-                         includer))
+  if (!shader.preprocess(resources, 100, ENoProfile, false, false, messages, &preprocessed, includer))
     return stageError("preprocess", name, shader.getInfoLog(), source, defines);
   if (!shader.parse(resources, 100, false, messages))
     return stageError("parse", name, shader.getInfoLog(), source, defines);

@@ -18,7 +18,6 @@ std::string glslangVersion();
 
 // On failure the error names the stage (preprocess, parse, link, SPIR-V) and
 // carries the log and the source with line numbers.
-Result<std::vector<uint32_t>> compileGlsl(const std::string& name, const std::string& source,
-                                          const Defines& defines);
+Result<std::vector<uint32_t>> compileGlsl(const std::string& name, const std::string& source, const Defines& defines);
 
 }  // namespace ks::vk
