@@ -23,7 +23,11 @@ void main() {
   const uint K4 = K / 4, N4 = N / 4;
   if (colBlock >= N4 || rowBlock * ROWS >= M) return;
   const uint row0 = rowBlock * ROWS;
-  const uint rows = min(uint(ROWS), M - row0);  // < ROWS only in the last block
+
+  // Rows past M (only in the last block) read row M-1 again and are not
+  // stored: the inner loop stays branch-free, so the bounds check costs nothing.
+  uint aRow[ROWS];
+  [[unroll]] for (uint r = 0; r < ROWS; ++r) aRow[r] = min(row0 + r, M - 1) * K4;
 
   vec4 acc[ROWS];
   [[unroll]] for (uint r = 0; r < ROWS; ++r) acc[r] = vec4(0.0);
@@ -32,9 +36,8 @@ void main() {
     // Columns of b are 4 consecutive rows of B, so b * a = sum_j a[j] * B[k+j].
     const mat4 b = mat4(B[(kb * 4 + 0) * N4 + colBlock], B[(kb * 4 + 1) * N4 + colBlock],
                         B[(kb * 4 + 2) * N4 + colBlock], B[(kb * 4 + 3) * N4 + colBlock]);
-    [[unroll]] for (uint r = 0; r < ROWS; ++r)
-      if (r < rows) acc[r] += b * A[(row0 + r) * K4 + kb];
+    [[unroll]] for (uint r = 0; r < ROWS; ++r) acc[r] += b * A[aRow[r] + kb];
   }
   [[unroll]] for (uint r = 0; r < ROWS; ++r)
-    if (r < rows) C[(row0 + r) * N4 + colBlock] = acc[r];
+    if (row0 + r < M) C[(row0 + r) * N4 + colBlock] = acc[r];
 }
