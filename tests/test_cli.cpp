@@ -433,3 +433,23 @@ TEST(CliFailures, WorkgroupWithAZDimensionIsRefusedForTwoDimensionalKernels) {
   EXPECT_EQ(r.rc, 0) << r.all();
   EXPECT_TRUE(contains(r.out, "z must be 1")) << r.out;
 }
+
+TEST(CliFailures, InterruptKeepsFinishedPointsAndExits130) {
+  // Each point warms up for at least 200 ms, so 40 points take over 8 s;
+  // SIGINT arrives after about 1.5 s.
+  const fs::path session = tempDir() / "interrupted.json";
+  const fs::path out = tempDir() / "interrupted.txt";
+  const std::string cmd = "(" + quote(KS_CLI_PATH) + " run --kernels cpu.gemm.naive --sizes 16:640:+16 --reps 2 -o " +
+                          quote(session.string()) + " >" + quote(out.string()) +
+                          " 2>&1 & pid=$!; sleep 1.5; kill -INT $pid; wait $pid; exit $?)";
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130) << readFile(out);
+  EXPECT_TRUE(contains(readFile(out), "interrupted, the rest did not run")) << readFile(out);
+  auto s = ks::loadSession(session.string());
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(s->plan.items.size(), 40u);
+  ASSERT_GE(s->points.size(), 2u);
+  EXPECT_LT(s->points.size(), 40u);
+  EXPECT_EQ(s->points.front().status, ks::PointStatus::Ok);
+}
