@@ -1,0 +1,104 @@
+// kernelscope: the desktop app. With --export-png/--export-svg it renders a
+// session's chart to a file without opening a window (works headless).
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QIcon>
+#include <cstdio>
+
+#include "engine/session/session.h"
+#include "ui/chart_panel.h"
+#include "ui/main_window.h"
+
+namespace {
+
+int exportCharts(const QCommandLineParser& args) {
+  const QStringList files = args.positionalArguments();
+  if (files.size() != 1) {
+    std::fprintf(stderr, "kernelscope: error: --export-png/--export-svg need exactly one session file\n");
+    return 2;
+  }
+  auto session = ks::loadSession(files.first().toStdString());
+  if (!session) {
+    std::fprintf(stderr, "kernelscope: error: %s\n", session.error().message.c_str());
+    return 2;
+  }
+  const QString which = args.value("chart");
+  if (which != "gflops" && which != "time") {
+    std::fprintf(stderr, "kernelscope: error: --chart must be gflops or time, not '%s'\n", qPrintable(which));
+    return 2;
+  }
+  const QStringList wh = args.value("size").split('x');
+  bool okW = false, okH = false;
+  const int w = wh.size() == 2 ? wh[0].toInt(&okW) : 0, h = wh.size() == 2 ? wh[1].toInt(&okH) : 0;
+  if (!okW || !okH || w < 100 || h < 100 || w > 10000 || h > 10000) {
+    std::fprintf(stderr, "kernelscope: error: --size must be WIDTHxHEIGHT between 100 and 10000, not '%s'\n",
+                 qPrintable(args.value("size")));
+    return 2;
+  }
+  bool okScale = false;
+  const double scale = args.value("scale").toDouble(&okScale);
+  if (!okScale || scale < 1 || scale > 4) {
+    std::fprintf(stderr, "kernelscope: error: --scale must be between 1 and 4\n");
+    return 2;
+  }
+  ks::ui::ChartPanel panel(which == "time" ? ks::ui::ChartKind::Time : ks::ui::ChartKind::Gflops);
+  panel.resize(w, h);
+  panel.setMeasurements(session->points);
+  int rc = 0;
+  if (args.isSet("export-png")) {
+    const QString err = panel.exportPng(args.value("export-png"), QSize(w, h), scale);
+    if (!err.isEmpty()) {
+      std::fprintf(stderr, "kernelscope: error: %s\n", qPrintable(err));
+      rc = 1;
+    } else {
+      std::printf("wrote %s (%dx%d at %gx)\n", qPrintable(args.value("export-png")), w, h, scale);
+    }
+  }
+  if (args.isSet("export-svg")) {
+    const QString err = panel.exportSvg(args.value("export-svg"), QSize(w, h));
+    if (!err.isEmpty()) {
+      std::fprintf(stderr, "kernelscope: error: %s\n", qPrintable(err));
+      rc = 1;
+    } else {
+      std::printf("wrote %s\n", qPrintable(args.value("export-svg")));
+    }
+  }
+  return rc;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Chart export needs no display: use the offscreen platform when there is none.
+  bool exporting = false;
+  for (int i = 1; i < argc; ++i)
+    exporting |= QByteArray(argv[i]).startsWith("--export-");
+  if (exporting && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") && qEnvironmentVariableIsEmpty("DISPLAY") &&
+      qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY"))
+    qputenv("QT_QPA_PLATFORM", "offscreen");
+
+  QApplication app(argc, argv);
+  QApplication::setApplicationName("kernelscope");
+  QApplication::setOrganizationName("kernelscope");
+  QApplication::setApplicationVersion(KS_VERSION);
+  QApplication::setWindowIcon(QIcon(":/kernelscope/kernelscope.svg"));
+
+  QCommandLineParser args;
+  args.setApplicationDescription("kernelscope: GPU compute kernels, timed and verified");
+  args.addHelpOption();
+  args.addVersionOption();
+  args.addPositionalArgument("session", "a session file to open");
+  args.addOption({"export-png", "Render a chart of the session to a PNG file and exit.", "file"});
+  args.addOption({"export-svg", "Render a chart of the session to an SVG file and exit.", "file"});
+  args.addOption({"chart", "Which chart to export: gflops or time.", "kind", "gflops"});
+  args.addOption({"size", "Exported chart size in logical pixels.", "WxH", "1600x900"});
+  args.addOption({"scale", "Pixel scale of the PNG (2 = twice the pixels, crisp).", "factor", "2"});
+  args.process(app);
+
+  if (args.isSet("export-png") || args.isSet("export-svg")) return exportCharts(args);
+
+  ks::ui::MainWindow window;
+  window.show();
+  if (!args.positionalArguments().isEmpty()) window.openSession(args.positionalArguments().first());
+  return app.exec();
+}

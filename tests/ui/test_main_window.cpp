@@ -1,0 +1,284 @@
+// The desktop app, driven through its widgets on lavapipe (offscreen).
+#include <QAbstractItemModelTester>
+#include <QComboBox>
+#include <QElapsedTimer>
+#include <QImage>
+#include <QLabel>
+#include <QLineEdit>
+#include <QProcess>
+#include <QProgressBar>
+#include <QTabWidget>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTreeWidget>
+#include <QtTest>
+
+#include "engine/session/session.h"
+#include "ui/chart_panel.h"
+#include "ui/main_window.h"
+#include "ui/results_model.h"
+#include "ui/sweep_editor.h"
+
+using ks::ui::ChartKind;
+using ks::ui::MainWindow;
+
+class TestMainWindow : public QObject {
+  Q_OBJECT
+
+ private:
+  QTemporaryDir dir_;
+
+  // A window with lavapipe open and nothing picked.
+  std::unique_ptr<MainWindow> makeWindow() {
+    auto w = std::make_unique<MainWindow>();
+    w->setAskBeforeDiscard(false);
+    w->show();
+    QComboBox* box = w->deviceBox();
+    const bool listed = QTest::qWaitFor([&] { return box->findText("llvmpipe", Qt::MatchContains) >= 0; }, 30000);
+    if (!listed) qFatal("lavapipe is not among the Vulkan devices: install mesa-vulkan-drivers");
+    const int i = box->findText("llvmpipe", Qt::MatchContains);
+    box->setCurrentIndex(i);
+    emit box->activated(i);  // as a user's pick
+    if (!QTest::qWaitFor([&] { return w->deviceLabel()->text().contains("llvmpipe"); }, 30000))
+      qFatal("lavapipe did not open");
+    for (const QString& id : w->checkedKernels()) w->setKernelChecked(id, false);
+    return w;
+  }
+
+  void setSweep(MainWindow& w, const QString& sizes, const QString& shapes = {}) {
+    auto* sweep = w.sweepEditor();
+    sweep->sizesEdit()->clear();
+    QTest::keyClicks(sweep->sizesEdit(), sizes);
+    sweep->shapesEdit()->clear();
+    if (!shapes.isEmpty()) QTest::keyClicks(sweep->shapesEdit(), shapes);
+    sweep->repsBox()->setValue(3);
+    sweep->warmupBox()->setValue(1);
+  }
+
+ private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);  // QSettings away from the user's
+    QCoreApplication::setOrganizationName("kernelscope-tests");
+    QVERIFY(dir_.isValid());
+  }
+
+  void runsTwoKernelsAtThreeSizesLive() {
+    auto w = makeWindow();
+    w->setKernelChecked("gemm.naive_coalesced", true);
+    w->setKernelChecked("gemm.reg4x4", true);
+    setSweep(*w, "32,64,96");
+    QVERIFY2(w->runButton()->isEnabled(), qPrintable(w->sweepEditor()->errorText()));
+
+    QAbstractItemModelTester tester(w->resultsModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QSignalSpy finished(w.get(), &MainWindow::runFinished);
+    QTest::mouseClick(w->runButton(), Qt::LeftButton);
+    QVERIFY(w->isRunning());
+    QVERIFY(!w->runButton()->isEnabled());
+    QVERIFY(w->stopButton()->isEnabled());
+    QVERIFY(finished.wait(120000));
+    QCOMPARE(finished.first().first().toBool(), false);
+
+    // The table holds exactly the engine's measurements, all verified.
+    const auto& points = w->session().points;
+    QCOMPARE(points.size(), size_t(6));
+    QCOMPARE(w->resultsModel()->rowCount(), 6);
+    for (int r = 0; r < 6; ++r) {
+      const auto& m = w->resultsModel()->measurements()[size_t(r)];
+      QCOMPARE(QString::fromStdString(m.item.kernel), QString::fromStdString(points[size_t(r)].item.kernel));
+      QVERIFY2(m.trustworthy(), m.error.c_str());
+      QCOMPARE(m.samples_ns.size(), size_t(3));
+      QCOMPARE(w->resultsModel()->data(w->resultsModel()->index(r, ks::ui::ResultsModel::Verified), Qt::DisplayRole)
+                   .toString(),
+               QString("ok"));
+    }
+    QCOMPARE(w->progressBar()->value(), 6);
+
+    // Each chart has one series per kernel with the measured values at the measured sizes.
+    for (ChartKind kind : {ChartKind::Gflops, ChartKind::Time}) {
+      auto* chart = w->chartPanel(kind);
+      QCOMPARE(chart->seriesNames().size(), 2);
+      QCOMPARE(chart->failedPointCount(), 0);
+      for (const auto& m : points) {
+        const QString name = ks::ui::seriesName(m.item);
+        QVERIFY2(chart->seriesNames().contains(name), qPrintable(name));
+        const auto pts = chart->seriesPoints(name);
+        QCOMPARE(pts.size(), 3);
+        bool found = false;
+        for (const QPointF& p : pts)
+          if (qFuzzyCompare(p.x(), double(m.item.size.m))) {
+            found = true;
+            if (kind == ChartKind::Gflops) QVERIFY(qFuzzyCompare(p.y(), m.gflops));
+            else QVERIFY(p.y() > 0);
+          }
+        QVERIFY2(found, qPrintable(name));
+      }
+    }
+    QVERIFY(w->isDirty());
+  }
+
+  void stopKeepsFinishedPointsAndStaysResponsive() {
+    auto w = makeWindow();
+    w->setKernelChecked("gemm.naive_coalesced", true);
+    setSweep(*w, "16:1024:+16");  // 64 points, each warms up for 200 ms
+    QSignalSpy finished(w.get(), &MainWindow::runFinished);
+    QTest::mouseClick(w->runButton(), Qt::LeftButton);
+    // The UI thread keeps serving events while the engine runs: the model
+    // grows under QTRY, which only spins this thread's event loop.
+    QTRY_VERIFY_WITH_TIMEOUT(w->resultsModel()->rowCount() >= 2, 60000);
+    w->resize(1000, 700);
+    w->tabs()->setCurrentIndex(1);
+    QElapsedTimer sinceStop;
+    sinceStop.start();
+    QTest::mouseClick(w->stopButton(), Qt::LeftButton);
+    QVERIFY(finished.wait(30000));
+    QCOMPARE(finished.first().first().toBool(), true);
+    QVERIFY2(sinceStop.elapsed() < 5000, "Stop took more than one dispatch and a warm-up to act");
+    const int rows = w->resultsModel()->rowCount();
+    QVERIFY(rows >= 2);
+    QVERIFY(rows < 64);
+    QCOMPARE(w->session().points.size(), size_t(rows));
+    for (const auto& m : w->session().points) QVERIFY(m.status == ks::PointStatus::Ok);
+    QCOMPARE(w->chartPanel(ChartKind::Gflops)->seriesPoints(w->chartPanel(ChartKind::Gflops)->seriesNames().first()).size(),
+             rows);
+    QVERIFY(w->runButton()->isEnabled());
+    QVERIFY(!w->stopButton()->isEnabled());
+  }
+
+  void saveAndReopenGiveTheSameTable() {
+    auto w = makeWindow();
+    w->setKernelChecked("gemm.naive", true);
+    w->setKernelChecked("cpu.gemm.openblas", true);
+    setSweep(*w, "24,40x48x56");
+    QSignalSpy finished(w.get(), &MainWindow::runFinished);
+    QTest::mouseClick(w->runButton(), Qt::LeftButton);
+    QVERIFY(finished.wait(120000));
+    auto* model = w->resultsModel();
+    QCOMPARE(model->rowCount(), 4);
+    QList<int> all{0, 1, 2, 3};
+    const QString before = model->rowsAsText(all);
+
+    const QString path = dir_.filePath("roundtrip.json");
+    QVERIFY(w->saveSessionTo(path));
+    QVERIFY(!w->isDirty());
+    w->newSession();
+    QCOMPARE(model->rowCount(), 0);
+    QVERIFY(w->openSession(path));
+    QCOMPARE(model->rowCount(), 4);
+    QCOMPARE(model->rowsAsText(all), before);
+    QCOMPARE(w->chartPanel(ChartKind::Time)->seriesNames().size(), 2);
+    // The CLI reads what the app wrote.
+    QProcess cli;
+    cli.start(KS_CLI_PATH, {"show", path});
+    QVERIFY(cli.waitForFinished(30000));
+    QCOMPARE(cli.exitCode(), 0);
+    QVERIFY(cli.readAllStandardOutput().contains("cpu.gemm.openblas"));
+  }
+
+  void brokenSessionIsRefusedAndNothingIsLost() {
+    auto w = makeWindow();
+    const QString path = dir_.filePath("broken.json");
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(R"({"format": "kernelscope-session", "version": 1, "points": "nope"})");
+    f.close();
+    QVERIFY(!w->openSession(path));
+    QVERIFY2(w->lastError().contains("broken.json"), qPrintable(w->lastError()));
+    QVERIFY(!w->openSession(dir_.filePath("missing.json")));
+    QVERIFY2(w->lastError().contains("cannot open"), qPrintable(w->lastError()));
+  }
+
+  void invalidEntriesAreRefusedWithTheReason() {
+    auto w = makeWindow();
+    w->setKernelChecked("gemm.naive", true);
+    auto* sweep = w->sweepEditor();
+
+    setSweep(*w, "0");
+    QVERIFY(!w->runButton()->isEnabled());
+    QVERIFY2(sweep->errorText().contains("size 0"), qPrintable(sweep->errorText()));
+    QVERIFY(!sweep->sizesEdit()->styleSheet().isEmpty());  // marked
+
+    setSweep(*w, "64:32:x2");
+    QVERIFY(!w->runButton()->isEnabled());
+    QVERIFY2(sweep->errorText().contains("ends before it starts"), qPrintable(sweep->errorText()));
+
+    setSweep(*w, "64", "64x32");
+    QVERIFY(!w->runButton()->isEnabled());
+    QVERIFY2(sweep->errorText().contains("maxComputeWorkGroupInvocations"), qPrintable(sweep->errorText()));
+
+    setSweep(*w, "64", "16xx");
+    QVERIFY(!w->runButton()->isEnabled());
+    QVERIFY2(sweep->errorText().contains("16xx"), qPrintable(sweep->errorText()));
+
+    // A shape one kernel cannot take: a warning, the others still run.
+    w->setKernelChecked("gemm.tiled_shared", true);
+    setSweep(*w, "64", "16x8");
+    QVERIFY(w->runButton()->isEnabled());
+    QVERIFY2(sweep->warningText().contains("not square"), qPrintable(sweep->warningText()));
+
+    // Shared memory over the device limit.
+    w->setKernelChecked("gemm.naive", false);
+    w->setKernelChecked("gemm.tiled_shared", false);
+    w->setKernelChecked("gemm.block_tiling", true);
+    setSweep(*w, "64", "64x16");
+    sweep->paramsEdit()->setText("BK=16; BN=8");
+    QVERIFY(!w->runButton()->isEnabled());
+    QVERIFY2(sweep->errorText().contains("maxComputeSharedMemorySize"), qPrintable(sweep->errorText()));
+
+    // A size the only kernel cannot take.
+    w->setKernelChecked("gemm.block_tiling", false);
+    w->setKernelChecked("gemm.reg4x4", true);
+    sweep->paramsEdit()->clear();
+    setSweep(*w, "17");
+    QVERIFY(!w->runButton()->isEnabled());
+    QVERIFY2(sweep->errorText().contains("not a multiple of 4"), qPrintable(sweep->errorText()));
+
+    // An unknown tunable.
+    setSweep(*w, "16");
+    sweep->paramsEdit()->setText("BK=4");
+    QVERIFY(!w->runButton()->isEnabled());
+    QVERIFY2(sweep->errorText().contains("tunable named BK"), qPrintable(sweep->errorText()));
+
+    // Nothing picked.
+    sweep->paramsEdit()->clear();
+    w->setKernelChecked("gemm.reg4x4", false);
+    QVERIFY(!w->runButton()->isEnabled());
+    QVERIFY2(sweep->errorText().contains("kernel"), qPrintable(sweep->errorText()));
+  }
+
+  void headlessPngExportFromTheCommandLine() {
+    // A session from the CLI, charted by the app without a window.
+    const QString session = dir_.filePath("cli.json");
+    QProcess cli;
+    cli.start(KS_CLI_PATH, {"run", "--kernels", "gemm.naive_coalesced,cpu.gemm.openblas", "--sizes", "16,32,64",
+                            "--reps", "3", "--warmup", "0", "-o", session});
+    QVERIFY(cli.waitForFinished(60000));
+    QCOMPARE(cli.exitCode(), 0);
+    for (const char* kind : {"gflops", "time"}) {
+      const QString png = dir_.filePath(QString("chart-%1.png").arg(kind));
+      QProcess gui;
+      auto env = QProcessEnvironment::systemEnvironment();
+      env.insert("QT_QPA_PLATFORM", "offscreen");
+      gui.setProcessEnvironment(env);
+      gui.start(KS_GUI_PATH, {"--export-png", png, "--chart", kind, "--size", "800x500", "--scale", "2", session});
+      QVERIFY(gui.waitForFinished(60000));
+      QVERIFY2(gui.exitCode() == 0, gui.readAllStandardError().constData());
+      QImage image(png);
+      QCOMPARE(image.size(), QSize(1600, 1000));
+      int nonWhite = 0;
+      for (int y = 0; y < image.height(); y += 4)
+        for (int x = 0; x < image.width(); x += 4) nonWhite += image.pixel(x, y) != qRgb(255, 255, 255);
+      QVERIFY2(nonWhite > 1000, "the exported chart is blank");
+    }
+    QProcess bad;
+    bad.start(KS_GUI_PATH, {"--export-png", dir_.filePath("x.png"), "--chart", "pie", session});
+    QVERIFY(bad.waitForFinished(30000));
+    QCOMPARE(bad.exitCode(), 2);
+    QVERIFY(bad.readAllStandardError().contains("--chart must be gflops or time"));
+  }
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "test_main_window.moc"

@@ -1,0 +1,62 @@
+#include "ui/engine_worker.h"
+
+namespace ks::ui {
+
+void registerMetaTypes() {
+  qRegisterMetaType<ks::Measurement>();
+  qRegisterMetaType<ks::Plan>();
+  qRegisterMetaType<ks::vk::DeviceInfo>();
+  qRegisterMetaType<std::vector<ks::vk::DeviceInfo>>();
+  qRegisterMetaType<ks::cpu::HostInfo>();
+}
+
+EngineWorker::EngineWorker() { registerMetaTypes(); }
+EngineWorker::~EngineWorker() = default;
+
+void EngineWorker::initialize() {
+  const auto host = ks::cpu::hostInfo();
+  auto inst = ks::vk::Instance::create();
+  if (!inst) {
+    emit devicesReady({}, -1, host);
+    emit errorOccurred(tr("No Vulkan device: %1. CPU kernels still run.").arg(QString::fromStdString(inst.error().message)));
+    return;
+  }
+  instance_ = *inst;
+  auto index = ks::vk::selectDevice(instance_->devices(), "");
+  emit devicesReady(instance_->devices(), index ? int(*index) : -1, host);
+  if (index) selectDevice(int(*index));
+}
+
+void EngineWorker::selectDevice(int index) {
+  if (!instance_) return;
+  if (device_ && int(device_->info().index) == index && !device_->lost()) {
+    emit deviceOpened(device_->info());
+    return;
+  }
+  device_.reset();
+  auto dev = ks::vk::Device::create(instance_, static_cast<uint32_t>(index));
+  if (!dev) {
+    emit errorOccurred(tr("Cannot open device %1: %2").arg(index).arg(QString::fromStdString(dev.error().message)));
+    return;
+  }
+  device_ = std::move(dev.value());
+  emit deviceOpened(device_->info());
+}
+
+void EngineWorker::run(const ks::Plan& plan) {
+  cancel_.store(false);
+  // A lost device is reopened so one crash does not end the session.
+  if (device_ && device_->lost()) {
+    const int index = int(device_->info().index);
+    device_.reset();
+    selectDevice(index);
+  }
+  ks::Runner runner(device_.get());
+  ks::RunCallbacks cb;
+  cb.point = [this](const ks::Measurement& m) { emit pointFinished(m); };
+  cb.progress = [this](size_t done, size_t total) { emit progress(int(done), int(total)); };
+  runner.run(plan, cb, cancel_);
+  emit runFinished(cancel_.load());
+}
+
+}  // namespace ks::ui

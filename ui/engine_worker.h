@@ -1,0 +1,42 @@
+#pragma once
+// EngineWorker owns the engine (Vulkan instance, device, runner) on its own
+// thread. Requests arrive as queued slot calls; results leave as queued
+// signals carrying plain value types. Stop is an atomic flag the runner checks
+// between dispatches, so it works while a sweep is running.
+#include <QObject>
+#include <QString>
+#include <atomic>
+#include <memory>
+
+#include "ui/metatypes.h"
+
+namespace ks::ui {
+
+class EngineWorker : public QObject {
+  Q_OBJECT
+ public:
+  EngineWorker();
+  ~EngineWorker() override;
+
+  void requestStop() { cancel_.store(true); }  // any thread
+
+ public slots:
+  void initialize();                // enumerate devices, open the default one
+  void selectDevice(int index);     // (re)open a device by index
+  void run(const ks::Plan& plan);   // runs the whole plan on this thread
+
+ signals:
+  void devicesReady(const std::vector<ks::vk::DeviceInfo>& devices, int selected, const ks::cpu::HostInfo& host);
+  void deviceOpened(const ks::vk::DeviceInfo& device);
+  void pointFinished(const ks::Measurement& m);
+  void progress(int done, int total);
+  void runFinished(bool cancelled);
+  void errorOccurred(const QString& message);  // translated, for the user
+
+ private:
+  std::shared_ptr<ks::vk::Instance> instance_;
+  std::unique_ptr<ks::vk::Device> device_;
+  std::atomic<bool> cancel_{false};
+};
+
+}  // namespace ks::ui

@@ -1,0 +1,661 @@
+#include "ui/main_window.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QClipboard>
+#include <QCloseEvent>
+#include <QComboBox>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QDragEnterEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSaveFile>
+#include <QSettings>
+#include <QSortFilterProxyModel>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+
+#include "engine/bench/report.h"
+#include "engine/kernels/registry.h"
+#include "ui/engine_worker.h"
+#include "ui/results_model.h"
+#include "ui/sweep_editor.h"
+
+namespace ks::ui {
+
+namespace {
+constexpr int kKernelIdRole = Qt::UserRole + 1;
+constexpr int kMaxRecent = 8;
+const char* kDefaultKernels[] = {"gemm.naive", "gemm.tiled_shared", "gemm.reg4x4"};
+
+QString mib(uint64_t bytes) { return QString::number(double(bytes) / (1 << 20), 'f', 0) + " MiB"; }
+}  // namespace
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+  registerMetaTypes();
+  buildUi();
+  buildMenus();
+  setAcceptDrops(true);
+  setWindowTitle("kernelscope[*]");
+
+  worker_ = new EngineWorker;
+  worker_->moveToThread(&engineThread_);
+  connect(&engineThread_, &QThread::finished, worker_, &QObject::deleteLater);
+  connect(this, &MainWindow::requestDevice, worker_, &EngineWorker::selectDevice);
+  connect(this, &MainWindow::requestRun, worker_, &EngineWorker::run);
+  connect(worker_, &EngineWorker::devicesReady, this, &MainWindow::onDevicesReady);
+  connect(worker_, &EngineWorker::deviceOpened, this, &MainWindow::onDeviceOpened);
+  connect(worker_, &EngineWorker::pointFinished, this, &MainWindow::onPoint);
+  connect(worker_, &EngineWorker::progress, this, &MainWindow::onProgress);
+  connect(worker_, &EngineWorker::runFinished, this, &MainWindow::onRunFinished);
+  connect(worker_, &EngineWorker::errorOccurred, this, &MainWindow::onEngineError);
+  engineThread_.setObjectName("engine");
+  engineThread_.start();
+  QMetaObject::invokeMethod(worker_, &EngineWorker::initialize, Qt::QueuedConnection);
+
+  QSettings settings;
+  if (!restoreGeometry(settings.value("window/geometry").toByteArray())) resize(1280, 800);
+  splitter_->restoreState(settings.value("window/splitter").toByteArray());
+  rebuildRecentMenu();
+  refreshKernelTree();
+  updateRunState();
+}
+
+MainWindow::~MainWindow() {
+  if (worker_) worker_->requestStop();
+  engineThread_.quit();
+  engineThread_.wait();
+}
+
+void MainWindow::buildUi() {
+  // ---- left: device, kernels, sweep, run
+  auto* left = new QWidget;
+  auto* leftLayout = new QVBoxLayout(left);
+
+  auto* deviceGroup = new QGroupBox(tr("Device"));
+  auto* deviceLayout = new QVBoxLayout(deviceGroup);
+  deviceBox_ = new QComboBox;
+  deviceBox_->setObjectName("deviceBox");
+  deviceBox_->addItem(tr("Looking for Vulkan devices…"));
+  deviceBox_->setEnabled(false);
+  deviceLabel_ = new QLabel;
+  deviceLabel_->setObjectName("deviceLabel");
+  deviceLabel_->setWordWrap(true);
+  deviceLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  deviceLayout->addWidget(deviceBox_);
+  deviceLayout->addWidget(deviceLabel_);
+  connect(deviceBox_, &QComboBox::activated, this, [this](int row) {
+    const int index = deviceBox_->itemData(row).toInt();
+    if (!running_ && index >= 0) emit requestDevice(index);
+  });
+
+  auto* kernelGroup = new QGroupBox(tr("Kernels"));
+  auto* kernelLayout = new QVBoxLayout(kernelGroup);
+  kernelTree_ = new QTreeWidget;
+  kernelTree_->setObjectName("kernelTree");
+  kernelTree_->setHeaderLabels({tr("Kernel"), tr("Title")});
+  kernelTree_->setRootIsDecorated(true);
+  kernelTree_->setUniformRowHeights(true);
+  std::map<std::string, QTreeWidgetItem*> families;
+  for (const auto& k : ks::Registry::instance().all()) {
+    QTreeWidgetItem*& family = families[k.family];
+    if (!family) {
+      family = new QTreeWidgetItem(kernelTree_, {QString::fromStdString(k.family)});
+      family->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable | Qt::ItemIsAutoTristate);
+      family->setCheckState(0, Qt::Unchecked);
+      family->setExpanded(true);
+    }
+    auto* item = new QTreeWidgetItem(family, {QString::fromStdString(k.id), QString::fromStdString(k.title)});
+    item->setData(0, kKernelIdRole, QString::fromStdString(k.id));
+    item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable | Qt::ItemIsSelectable);
+    const bool preset = std::find(std::begin(kDefaultKernels), std::end(kDefaultKernels), k.id) != std::end(kDefaultKernels);
+    item->setCheckState(0, preset ? Qt::Checked : Qt::Unchecked);
+  }
+  kernelTree_->resizeColumnToContents(0);
+  connect(kernelTree_, &QTreeWidget::itemChanged, this, [this] { updateRunState(); });
+  kernelLayout->addWidget(kernelTree_);
+
+  auto* sweepGroup = new QGroupBox(tr("Sweep"));
+  auto* sweepLayout = new QVBoxLayout(sweepGroup);
+  sweep_ = new SweepEditor;
+  sweepLayout->addWidget(sweep_);
+  connect(sweep_, &SweepEditor::changed, this, [this] {
+    if (runButton_) runButton_->setEnabled(!running_ && sweep_->isValid());
+  });
+
+  auto* buttons = new QHBoxLayout;
+  runButton_ = new QPushButton(tr("Run"));
+  runButton_->setObjectName("runButton");
+  runButton_->setShortcut(QKeySequence("Ctrl+R"));
+  stopButton_ = new QPushButton(tr("Stop"));
+  stopButton_->setObjectName("stopButton");
+  stopButton_->setEnabled(false);
+  connect(runButton_, &QPushButton::clicked, this, &MainWindow::startRun);
+  connect(stopButton_, &QPushButton::clicked, this, &MainWindow::stopRun);
+  buttons->addWidget(runButton_);
+  buttons->addWidget(stopButton_);
+
+  leftLayout->addWidget(deviceGroup);
+  leftLayout->addWidget(kernelGroup, 1);
+  leftLayout->addWidget(sweepGroup);
+  leftLayout->addLayout(buttons);
+
+  // ---- right: charts, table, log
+  tabs_ = new QTabWidget;
+  tabs_->setObjectName("tabs");
+  gflopsChart_ = new ChartPanel(ChartKind::Gflops);
+  timeChart_ = new ChartPanel(ChartKind::Time);
+  tabs_->addTab(gflopsChart_, tr("GFLOPS"));
+  tabs_->addTab(timeChart_, tr("Time (log-log)"));
+  model_ = new ResultsModel(this);
+  proxy_ = new QSortFilterProxyModel(this);
+  proxy_->setSourceModel(model_);
+  proxy_->setSortRole(ResultsModel::SortRole);
+  table_ = new QTableView;
+  table_->setObjectName("resultsTable");
+  table_->setModel(proxy_);
+  table_->setSortingEnabled(true);
+  table_->sortByColumn(-1, Qt::AscendingOrder);
+  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table_->setAlternatingRowColors(true);
+  table_->verticalHeader()->setVisible(false);
+  table_->horizontalHeader()->setStretchLastSection(true);
+  table_->setContextMenuPolicy(Qt::ActionsContextMenu);
+  auto* copy = new QAction(tr("Copy rows"), table_);
+  copy->setShortcut(QKeySequence::Copy);
+  copy->setShortcutContext(Qt::WidgetShortcut);
+  connect(copy, &QAction::triggered, this, &MainWindow::copySelectedRows);
+  table_->addAction(copy);
+  tabs_->addTab(table_, tr("Results"));
+  log_ = new QPlainTextEdit;
+  log_->setObjectName("log");
+  log_->setReadOnly(true);
+  log_->setMaximumBlockCount(20000);
+  tabs_->addTab(log_, tr("Log"));
+
+  splitter_ = new QSplitter;
+  splitter_->addWidget(left);
+  splitter_->addWidget(tabs_);
+  splitter_->setStretchFactor(0, 0);
+  splitter_->setStretchFactor(1, 1);
+  splitter_->setSizes({400, 880});
+  setCentralWidget(splitter_);
+
+  progress_ = new QProgressBar;
+  progress_->setObjectName("progress");
+  progress_->setMaximumWidth(280);
+  progress_->setFormat(tr("%v / %m points"));
+  progress_->setValue(0);
+  eta_ = new QLabel;
+  statusBar()->addPermanentWidget(eta_);
+  statusBar()->addPermanentWidget(progress_);
+}
+
+void MainWindow::buildMenus() {
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  file->addAction(tr("&New"), QKeySequence::New, this, &MainWindow::newSession);
+  file->addAction(tr("&Open…"), QKeySequence::Open, this, &MainWindow::openSessionDialog);
+  recentMenu_ = file->addMenu(tr("Open &Recent"));
+  file->addAction(tr("&Save"), QKeySequence::Save, this, &MainWindow::save);
+  file->addAction(tr("Save &As…"), QKeySequence::SaveAs, this, &MainWindow::saveAs);
+  file->addSeparator();
+  file->addAction(tr("Export Chart as &PNG…"), this, &MainWindow::exportChartPng);
+  file->addAction(tr("Export Chart as S&VG…"), this, &MainWindow::exportChartSvg);
+  file->addAction(tr("Export &CSV…"), this, &MainWindow::exportCsv);
+  file->addSeparator();
+  file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+  QMenu* run = menuBar()->addMenu(tr("&Run"));
+  run->addAction(tr("&Run sweep"), QKeySequence("Ctrl+R"), this, &MainWindow::startRun);
+  run->addAction(tr("&Stop"), QKeySequence("Ctrl+."), this, &MainWindow::stopRun);
+}
+
+// ------------------------------------------------------------------ engine
+
+void MainWindow::onDevicesReady(const std::vector<ks::vk::DeviceInfo>& devices, int selected,
+                                const ks::cpu::HostInfo& host) {
+  devices_ = devices;
+  host_ = host;
+  deviceBox_->clear();
+  for (const auto& d : devices)
+    deviceBox_->addItem(QString("%1: %2 (%3)").arg(d.index).arg(QString::fromStdString(d.name),
+                                                                   QString::fromStdString(d.type)),
+                        int(d.index));
+  if (devices.empty()) deviceBox_->addItem(tr("No Vulkan device (CPU kernels only)"), -1);
+  deviceBox_->setEnabled(!devices.empty());
+  for (int i = 0; i < deviceBox_->count(); ++i)
+    if (deviceBox_->itemData(i).toInt() == selected) deviceBox_->setCurrentIndex(i);
+  updateDevicePanel();
+  refreshKernelTree();
+  emit devicesListed();
+  if (devices.empty()) emit deviceOpened();
+}
+
+void MainWindow::onDeviceOpened(const ks::vk::DeviceInfo& device) {
+  device_ = device;
+  for (int i = 0; i < deviceBox_->count(); ++i)
+    if (deviceBox_->itemData(i).toInt() == int(device.index)) deviceBox_->setCurrentIndex(i);
+  sweep_->setDevice(device_);
+  updateDevicePanel();
+  refreshKernelTree();
+  log(tr("Device: %1").arg(QString::fromStdString(device.name)));
+  emit deviceOpened();
+}
+
+void MainWindow::updateDevicePanel() {
+  QString html;
+  if (device_) {
+    const auto& d = *device_;
+    html += QString("<b>%1</b> (%2)<br>").arg(QString(d.name.c_str()).toHtmlEscaped(), QString::fromStdString(d.type));
+    html += tr("Driver: %1 %2<br>").arg(QString::fromStdString(d.driver_name), QString::fromStdString(d.driver_version));
+    if (!d.driver_info.empty()) html += QString::fromStdString(d.driver_info).toHtmlEscaped() + "<br>";
+    html += tr("Vulkan %1 · subgroup %2 · shared memory %3 KiB<br>")
+                .arg(QString::fromStdString(d.api_version))
+                .arg(d.subgroup_size)
+                .arg(d.max_shared_memory / 1024);
+    html += tr("Workgroup ≤ %1×%2×%3, %4 invocations<br>")
+                .arg(d.max_workgroup_size[0])
+                .arg(d.max_workgroup_size[1])
+                .arg(d.max_workgroup_size[2])
+                .arg(d.max_invocations);
+    html += d.timestamps ? tr("Timestamps: %1 bits, %2 ns/tick<br>").arg(d.timestamp_valid_bits).arg(d.timestamp_period_ns)
+                         : tr("Timestamps: none (wall clock)<br>");
+    html += tr("Memory: %1 device-local, buffers ≤ %2<br>").arg(mib(d.device_local_bytes), mib(d.max_storage_buffer_range));
+  } else if (!devices_.empty()) {
+    html += tr("Opening the device…<br>");
+  } else {
+    html += tr("<b>No Vulkan device.</b> Install mesa-vulkan-drivers for lavapipe.<br>");
+  }
+  if (!host_.cpu_model.empty())
+    html += tr("CPU: %1, %2 threads · OpenBLAS %3 (%4 threads)")
+                .arg(QString::fromStdString(host_.cpu_model).toHtmlEscaped())
+                .arg(host_.logical_cores)
+                .arg(QString::fromStdString(host_.openblas_core))
+                .arg(host_.openblas_threads);
+  deviceLabel_->setText(html);
+}
+
+void MainWindow::refreshKernelTree() {
+  const ks::vk::DeviceInfo* dev = device_ ? &*device_ : nullptr;
+  QSignalBlocker block(kernelTree_);
+  for (int f = 0; f < kernelTree_->topLevelItemCount(); ++f) {
+    auto* family = kernelTree_->topLevelItem(f);
+    for (int i = 0; i < family->childCount(); ++i) {
+      auto* item = family->child(i);
+      const auto* k = ks::Registry::instance().find(item->data(0, kKernelIdRole).toString().toStdString());
+      std::optional<std::string> why;
+      if (k->backend == ks::Backend::Vulkan) {
+        if (!dev) why = devices_.empty() ? "no Vulkan device" : "no device open";
+        else why = ks::checkPoint(*k, {256, 256, 256}, k->defaultParams(), dev);
+      }
+      QString tip = QString("<b>%1</b><br>%2<br><i>%3</i><br>Origin: %4<br>Constraints: %5")
+                        .arg(QString::fromStdString(k->id), QString::fromStdString(k->title),
+                             QString::fromStdString(k->description), QString::fromStdString(k->origin),
+                             QString::fromStdString(k->constraints));
+      for (const auto& t : k->tunables) {
+        QStringList values;
+        for (int v : t.values) values << QString::number(v);
+        tip += QString("<br>%1 = %2 (default %3): %4")
+                   .arg(QString::fromStdString(t.name), values.join('/'))
+                   .arg(t.default_value)
+                   .arg(QString::fromStdString(t.help));
+      }
+      if (k->uses_workgroup) tip += tr("<br>Default workgroup %1").arg(QString::fromStdString(k->default_wg.str()));
+      if (why) {
+        const QString reason = QString::fromStdString(*why).remove("unsupported: ");
+        item->setDisabled(true);
+        item->setCheckState(0, Qt::Unchecked);
+        item->setText(1, tr("unsupported: %1").arg(reason));
+        tip += tr("<br><b>Unsupported here:</b> %1").arg(reason.toHtmlEscaped());
+      } else {
+        item->setDisabled(false);
+        item->setText(1, QString::fromStdString(k->title));
+      }
+      item->setToolTip(0, tip);
+      item->setToolTip(1, tip);
+    }
+  }
+  updateRunState();
+}
+
+void MainWindow::setKernelChecked(const QString& id, bool checked) {
+  for (int f = 0; f < kernelTree_->topLevelItemCount(); ++f) {
+    auto* family = kernelTree_->topLevelItem(f);
+    for (int i = 0; i < family->childCount(); ++i)
+      if (family->child(i)->data(0, kKernelIdRole).toString() == id)
+        family->child(i)->setCheckState(0, checked ? Qt::Checked : Qt::Unchecked);
+  }
+}
+
+QStringList MainWindow::checkedKernels() const {
+  QStringList ids;
+  for (int f = 0; f < kernelTree_->topLevelItemCount(); ++f) {
+    auto* family = kernelTree_->topLevelItem(f);
+    for (int i = 0; i < family->childCount(); ++i) {
+      auto* item = family->child(i);
+      if (item->checkState(0) == Qt::Checked && !item->isDisabled()) ids << item->data(0, kKernelIdRole).toString();
+    }
+  }
+  return ids;
+}
+
+void MainWindow::updateRunState() {
+  if (!sweep_) return;
+  std::vector<const ks::KernelInfo*> kernels;
+  for (const QString& id : checkedKernels()) kernels.push_back(ks::Registry::instance().find(id.toStdString()));
+  sweep_->setKernels(kernels);
+  runButton_->setEnabled(!running_ && sweep_->isValid());
+  runButton_->setToolTip(sweep_->isValid() ? tr("Run the sweep (Ctrl+R)") : sweep_->errorText());
+  stopButton_->setEnabled(running_);
+  deviceBox_->setEnabled(!running_ && !devices_.empty());
+}
+
+// ------------------------------------------------------------------ running
+
+void MainWindow::startRun() {
+  if (running_) return;
+  auto plan = sweep_->plan();
+  if (!plan) {
+    showError(tr("Cannot run"), sweep_->errorText());
+    return;
+  }
+  if (!session_.points.empty() && !confirmDiscard()) return;
+  session_ = ks::Session{};
+  session_.created = ks::nowIso8601();
+  session_.device = device_;
+  session_.host = host_;
+  session_.plan = *plan;
+  path_.clear();
+  model_->clear();
+  gflopsChart_->clear();
+  timeChart_->clear();
+  running_ = true;
+  setDirty(true);
+  progress_->setRange(0, int(plan->items.size()));
+  progress_->setValue(0);
+  eta_->setText(tr("starting…"));
+  runClock_.start();
+  log(tr("Run: %1 points, %2 warm-up + %3 repetitions").arg(plan->items.size()).arg(plan->warmup).arg(plan->reps));
+  updateRunState();
+  emit requestRun(*plan);
+}
+
+void MainWindow::stopRun() {
+  if (!running_) return;
+  worker_->requestStop();  // atomic: takes effect before the next dispatch
+  eta_->setText(tr("stopping…"));
+  stopButton_->setEnabled(false);
+}
+
+void MainWindow::onPoint(const ks::Measurement& m) {
+  session_.points.push_back(m);
+  model_->append(m);
+  gflopsChart_->addMeasurement(m);
+  timeChart_->addMeasurement(m);
+  log(QString::fromStdString(ks::formatPointLine(m, session_.points.size(), session_.plan.items.size())));
+  if (m.error.find('\n') != std::string::npos) log(QString::fromStdString(m.error));
+}
+
+void MainWindow::onProgress(int done, int total) {
+  progress_->setRange(0, total);
+  progress_->setValue(done);
+  if (done > 0 && done < total) {
+    const double perPoint = double(runClock_.elapsed()) / done;
+    const int seconds = int(perPoint * (total - done) / 1000.0 + 0.5);
+    eta_->setText(seconds >= 60 ? tr("about %1 min %2 s left").arg(seconds / 60).arg(seconds % 60)
+                                : tr("about %1 s left").arg(seconds));
+  }
+}
+
+void MainWindow::onRunFinished(bool cancelled) {
+  running_ = false;
+  // A cancelled point is not a result: keep only the finished ones.
+  auto& pts = session_.points;
+  pts.erase(std::remove_if(pts.begin(), pts.end(),
+                           [](const ks::Measurement& m) { return m.status == ks::PointStatus::Cancelled; }),
+            pts.end());
+  model_->setMeasurements(pts);
+  int failed = 0;
+  for (const auto& m : pts) failed += m.status == ks::PointStatus::Failed;
+  const QString summary = tr("%1 of %2 points done, %3 failed%4 in %5 s")
+                              .arg(pts.size())
+                              .arg(session_.plan.items.size())
+                              .arg(failed)
+                              .arg(cancelled ? tr(", stopped") : QString())
+                              .arg(runClock_.elapsed() / 1000.0, 0, 'f', 1);
+  eta_->setText(summary);
+  statusBar()->showMessage(summary, 10000);
+  log(summary);
+  updateRunState();
+  emit runFinished(cancelled);
+}
+
+void MainWindow::onEngineError(const QString& message) {
+  log(message);
+  lastError_ = message;
+  statusBar()->showMessage(message, 15000);
+  if (devices_.empty()) refreshKernelTree();
+}
+
+// ------------------------------------------------------------------ files
+
+void MainWindow::setDirty(bool dirty) {
+  dirty_ = dirty;
+  setWindowModified(dirty);
+  setWindowTitle(QString("%1[*] — kernelscope").arg(path_.isEmpty() ? tr("Untitled") : QFileInfo(path_).fileName()));
+}
+
+bool MainWindow::confirmDiscard() {
+  if (!dirty_ || !askBeforeDiscard_) return true;
+  const auto answer = QMessageBox::question(this, tr("Unsaved results"),
+                                            tr("The current session has unsaved results. Save them first?"),
+                                            QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel,
+                                            QMessageBox::Save);
+  if (answer == QMessageBox::Save) return save();
+  return answer == QMessageBox::Discard;
+}
+
+void MainWindow::showError(const QString& title, const QString& message) {
+  lastError_ = message;
+  log(title + ": " + message);
+  if (askBeforeDiscard_) QMessageBox::warning(this, title, message);
+}
+
+void MainWindow::newSession() {
+  if (running_ || !confirmDiscard()) return;
+  session_ = ks::Session{};
+  path_.clear();
+  model_->clear();
+  gflopsChart_->clear();
+  timeChart_->clear();
+  progress_->setValue(0);
+  eta_->clear();
+  setDirty(false);
+}
+
+bool MainWindow::openSession(const QString& path) {
+  if (running_) {
+    showError(tr("Cannot open"), tr("Stop the running sweep first."));
+    return false;
+  }
+  auto s = ks::loadSession(path.toStdString());
+  if (!s) {
+    showError(tr("Cannot open session"), QString::fromStdString(s.error().message));
+    return false;
+  }
+  if (!confirmDiscard()) return false;
+  session_ = std::move(s.value());
+  path_ = QFileInfo(path).absoluteFilePath();
+  model_->setMeasurements(session_.points);
+  gflopsChart_->setMeasurements(session_.points);
+  timeChart_->setMeasurements(session_.points);
+  progress_->setRange(0, int(session_.plan.items.size()));
+  progress_->setValue(int(session_.points.size()));
+  eta_->setText(tr("opened %1").arg(QFileInfo(path).fileName()));
+  log(tr("Opened %1: %2 points from %3 on %4")
+          .arg(path_)
+          .arg(session_.points.size())
+          .arg(QString::fromStdString(session_.created),
+               session_.device ? QString::fromStdString(session_.device->name) : tr("the CPU")));
+  setDirty(false);
+  addRecent(path_);
+  emit sessionLoaded();
+  return true;
+}
+
+void MainWindow::openSessionDialog() {
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open session"), QString(),
+                                                    tr("kernelscope sessions (*.json);;All files (*)"));
+  if (!path.isEmpty()) openSession(path);
+}
+
+bool MainWindow::saveSessionTo(const QString& path) {
+  auto st = ks::saveSession(session_, path.toStdString());
+  if (!st) {
+    showError(tr("Cannot save"), QString::fromStdString(st.error().message));
+    return false;
+  }
+  path_ = QFileInfo(path).absoluteFilePath();
+  setDirty(false);
+  addRecent(path_);
+  statusBar()->showMessage(tr("Saved %1").arg(path_), 5000);
+  return true;
+}
+
+bool MainWindow::save() { return path_.isEmpty() ? saveAs() : saveSessionTo(path_); }
+
+bool MainWindow::saveAs() {
+  QString path = QFileDialog::getSaveFileName(this, tr("Save session"), path_.isEmpty() ? "session.json" : path_,
+                                              tr("kernelscope sessions (*.json)"));
+  if (path.isEmpty()) return false;
+  if (!path.endsWith(".json")) path += ".json";
+  return saveSessionTo(path);
+}
+
+ChartPanel* MainWindow::currentChart() const {
+  return tabs_->currentWidget() == timeChart_ ? timeChart_ : gflopsChart_;
+}
+
+void MainWindow::exportChartPng() {
+  QDialog dialog(this);
+  dialog.setWindowTitle(tr("Export chart as PNG"));
+  auto* form = new QFormLayout(&dialog);
+  auto* chart = new QComboBox;
+  chart->addItems({tr("GFLOPS vs size"), tr("Time vs size (log-log)")});
+  chart->setCurrentIndex(currentChart() == timeChart_ ? 1 : 0);
+  auto* width = new QSpinBox;
+  width->setRange(200, 8000);
+  width->setValue(1600);
+  auto* height = new QSpinBox;
+  height->setRange(150, 8000);
+  height->setValue(900);
+  auto* scale = new QComboBox;
+  scale->addItems({"1x", "2x", "3x"});
+  scale->setCurrentIndex(1);
+  form->addRow(tr("Chart"), chart);
+  form->addRow(tr("Width (px)"), width);
+  form->addRow(tr("Height (px)"), height);
+  form->addRow(tr("Scale"), scale);
+  auto* box = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
+  form->addRow(box);
+  connect(box, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
+  connect(box, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+  if (dialog.exec() != QDialog::Accepted) return;
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export PNG"), "chart.png", tr("PNG images (*.png)"));
+  if (path.isEmpty()) return;
+  ChartPanel* panel = chart->currentIndex() == 1 ? timeChart_ : gflopsChart_;
+  const QString err = panel->exportPng(path, QSize(width->value(), height->value()), scale->currentIndex() + 1);
+  if (!err.isEmpty()) showError(tr("Export failed"), err);
+  else statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
+}
+
+void MainWindow::exportChartSvg() {
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export SVG"), "chart.svg", tr("SVG images (*.svg)"));
+  if (path.isEmpty()) return;
+  const QString err = currentChart()->exportSvg(path, QSize(1600, 900));
+  if (!err.isEmpty()) showError(tr("Export failed"), err);
+  else statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
+}
+
+void MainWindow::exportCsv() {
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export CSV"), "results.csv", tr("CSV files (*.csv)"));
+  if (path.isEmpty()) return;
+  QSaveFile f(path);
+  const std::string csv = ks::measurementsToCsv(session_.points);
+  if (!f.open(QIODevice::WriteOnly) || f.write(csv.data(), qint64(csv.size())) != qint64(csv.size()) || !f.commit())
+    showError(tr("Export failed"), tr("Cannot write %1: %2").arg(path, f.errorString()));
+  else
+    statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
+}
+
+void MainWindow::copySelectedRows() {
+  QList<int> rows;
+  for (const QModelIndex& i : table_->selectionModel()->selectedRows()) rows << proxy_->mapToSource(i).row();
+  std::sort(rows.begin(), rows.end());
+  if (rows.isEmpty())
+    for (int r = 0; r < model_->rowCount(); ++r) rows << r;
+  QApplication::clipboard()->setText(model_->rowsAsText(rows));
+}
+
+void MainWindow::addRecent(const QString& path) {
+  QSettings settings;
+  QStringList recent = settings.value("recentFiles").toStringList();
+  recent.removeAll(path);
+  recent.prepend(path);
+  while (recent.size() > kMaxRecent) recent.removeLast();
+  settings.setValue("recentFiles", recent);
+  rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu() {
+  recentMenu_->clear();
+  const QStringList recent = QSettings().value("recentFiles").toStringList();
+  for (const QString& path : recent)
+    recentMenu_->addAction(QFileInfo(path).fileName() + "  —  " + QFileInfo(path).path(), this,
+                           [this, path] { openSession(path); });
+  recentMenu_->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::log(const QString& line) { log_->appendPlainText(line); }
+
+// ------------------------------------------------------------------ events
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  if (!confirmDiscard()) {
+    event->ignore();
+    return;
+  }
+  worker_->requestStop();
+  QSettings settings;
+  settings.setValue("window/geometry", saveGeometry());
+  settings.setValue("window/splitter", splitter_->saveState());
+  event->accept();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+  if (event->mimeData()->hasUrls() && event->mimeData()->urls().size() == 1 &&
+      event->mimeData()->urls().first().isLocalFile())
+    event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+  const QString path = event->mimeData()->urls().first().toLocalFile();
+  if (openSession(path)) event->acceptProposedAction();
+}
+
+}  // namespace ks::ui

@@ -1,0 +1,145 @@
+#pragma once
+// The main window: device panel, kernel picker, sweep editor, Run/Stop with
+// progress, live charts, results table, log; File menu with sessions and
+// exports. The engine runs on the EngineWorker's thread; this thread only
+// sends requests and receives values.
+#include <QElapsedTimer>
+#include <QMainWindow>
+#include <QThread>
+#include <optional>
+
+#include "engine/session/session.h"
+#include "ui/chart_panel.h"
+#include "ui/metatypes.h"
+
+class QComboBox;
+class QLabel;
+class QPlainTextEdit;
+class QProgressBar;
+class QPushButton;
+class QSortFilterProxyModel;
+class QSplitter;
+class QTabWidget;
+class QTableView;
+class QTreeWidget;
+class QTreeWidgetItem;
+class QMenu;
+
+namespace ks::ui {
+
+class EngineWorker;
+class ResultsModel;
+class SweepEditor;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  // Sessions. Errors are shown to the user and returned; nothing is lost.
+  bool openSession(const QString& path);
+  bool saveSessionTo(const QString& path);
+  const ks::Session& session() const { return session_; }
+  bool isDirty() const { return dirty_; }
+  bool isRunning() const { return running_; }
+  // Tests and scripted use turn off the "discard unsaved changes?" question.
+  void setAskBeforeDiscard(bool ask) { askBeforeDiscard_ = ask; }
+
+  // Widgets, for tests.
+  QComboBox* deviceBox() const { return deviceBox_; }
+  QTreeWidget* kernelTree() const { return kernelTree_; }
+  SweepEditor* sweepEditor() const { return sweep_; }
+  QPushButton* runButton() const { return runButton_; }
+  QPushButton* stopButton() const { return stopButton_; }
+  ResultsModel* resultsModel() const { return model_; }
+  QTableView* resultsView() const { return table_; }
+  ChartPanel* chartPanel(ChartKind kind) const { return kind == ChartKind::Gflops ? gflopsChart_ : timeChart_; }
+  QTabWidget* tabs() const { return tabs_; }
+  QLabel* deviceLabel() const { return deviceLabel_; }
+  QProgressBar* progressBar() const { return progress_; }
+  QString lastError() const { return lastError_; }
+
+  void setKernelChecked(const QString& id, bool checked);
+  QStringList checkedKernels() const;
+
+ public slots:
+  void startRun();
+  void stopRun();
+  void newSession();
+  void openSessionDialog();
+  bool save();
+  bool saveAs();
+  void exportChartPng();
+  void exportChartSvg();
+  void exportCsv();
+  void copySelectedRows();
+
+ signals:
+  void devicesListed();
+  void deviceOpened();
+  void runFinished(bool cancelled);
+  void sessionLoaded();
+  // To the engine thread.
+  void requestDevice(int index);
+  void requestRun(const ks::Plan& plan);
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+  void dragEnterEvent(QDragEnterEvent* event) override;
+  void dropEvent(QDropEvent* event) override;
+
+ private:
+  void buildUi();
+  void buildMenus();
+  void onDevicesReady(const std::vector<ks::vk::DeviceInfo>& devices, int selected, const ks::cpu::HostInfo& host);
+  void onDeviceOpened(const ks::vk::DeviceInfo& device);
+  void onPoint(const ks::Measurement& m);
+  void onProgress(int done, int total);
+  void onRunFinished(bool cancelled);
+  void onEngineError(const QString& message);
+  void refreshKernelTree();
+  void updateRunState();
+  void updateDevicePanel();
+  void setDirty(bool dirty);
+  bool confirmDiscard();
+  void showError(const QString& title, const QString& message);
+  void addRecent(const QString& path);
+  void rebuildRecentMenu();
+  ChartPanel* currentChart() const;
+  void log(const QString& line);
+
+  QThread engineThread_;
+  EngineWorker* worker_ = nullptr;
+
+  QComboBox* deviceBox_ = nullptr;
+  QLabel* deviceLabel_ = nullptr;
+  QTreeWidget* kernelTree_ = nullptr;
+  SweepEditor* sweep_ = nullptr;
+  QPushButton* runButton_ = nullptr;
+  QPushButton* stopButton_ = nullptr;
+  QSplitter* splitter_ = nullptr;
+  QTabWidget* tabs_ = nullptr;
+  ChartPanel* gflopsChart_ = nullptr;
+  ChartPanel* timeChart_ = nullptr;
+  ResultsModel* model_ = nullptr;
+  QSortFilterProxyModel* proxy_ = nullptr;
+  QTableView* table_ = nullptr;
+  QPlainTextEdit* log_ = nullptr;
+  QProgressBar* progress_ = nullptr;
+  QLabel* eta_ = nullptr;
+  QMenu* recentMenu_ = nullptr;
+
+  std::vector<ks::vk::DeviceInfo> devices_;
+  std::optional<ks::vk::DeviceInfo> device_;  // the open device
+  ks::cpu::HostInfo host_;
+  ks::Session session_;
+  QString path_;
+  bool dirty_ = false;
+  bool running_ = false;
+  bool askBeforeDiscard_ = true;
+  QElapsedTimer runClock_;
+  QString lastError_;
+};
+
+}  // namespace ks::ui

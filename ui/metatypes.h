@@ -1,0 +1,19 @@
+#pragma once
+// Engine value types that travel between the engine thread and the UI thread
+// through queued signals.
+#include <QMetaType>
+#include <vector>
+
+#include "engine/bench/runner.h"
+#include "engine/cpu/cpu_info.h"
+#include "engine/vulkan/context.h"
+
+Q_DECLARE_METATYPE(ks::Measurement)
+Q_DECLARE_METATYPE(ks::Plan)
+Q_DECLARE_METATYPE(ks::vk::DeviceInfo)
+Q_DECLARE_METATYPE(std::vector<ks::vk::DeviceInfo>)
+Q_DECLARE_METATYPE(ks::cpu::HostInfo)
+
+namespace ks::ui {
+void registerMetaTypes();
+}

@@ -1,0 +1,63 @@
+#pragma once
+// The sweep editor: sizes (list, linear or geometric range, M x N x K),
+// workgroup shapes (presets and free entry), tunables, repetitions. Every
+// entry is checked as it is typed, against the syntax, the device's limits
+// and the selected kernels' constraints; the reason is shown beside it.
+#include <QWidget>
+#include <optional>
+#include <vector>
+
+#include "engine/bench/sweep.h"
+#include "engine/vulkan/context.h"
+
+class QLineEdit;
+class QLabel;
+class QSpinBox;
+class QToolButton;
+
+namespace ks::ui {
+
+class SweepEditor : public QWidget {
+  Q_OBJECT
+ public:
+  explicit SweepEditor(QWidget* parent = nullptr);
+
+  void setDevice(std::optional<ks::vk::DeviceInfo> device);
+  void setKernels(std::vector<const ks::KernelInfo*> kernels);
+
+  // The plan to run, or nullopt with errorText() saying why not.
+  std::optional<ks::Plan> plan() const;
+  bool isValid() const { return plan().has_value(); }
+  QString errorText() const;    // what blocks Run (empty when valid)
+  QString warningText() const;  // points that will be skipped, and why
+
+  QLineEdit* sizesEdit() const { return sizes_; }
+  QLineEdit* shapesEdit() const { return shapes_; }
+  QLineEdit* paramsEdit() const { return params_; }
+  QSpinBox* repsBox() const { return reps_; }
+  QSpinBox* warmupBox() const { return warmup_; }
+
+ signals:
+  void changed();  // any entry or its validity changed
+
+ private:
+  void revalidate();
+  void togglePreset(const QString& shape);
+
+  QLineEdit* sizes_;
+  QLineEdit* shapes_;
+  QLineEdit* params_;
+  QSpinBox* reps_;
+  QSpinBox* warmup_;
+  QLabel* sizesError_;
+  QLabel* shapesError_;
+  QLabel* paramsError_;
+  QLabel* summary_;
+  std::vector<QToolButton*> presets_;
+  std::optional<ks::vk::DeviceInfo> device_;
+  std::vector<const ks::KernelInfo*> kernels_;
+  QString error_, warning_;
+  std::optional<ks::Plan> plan_;
+};
+
+}  // namespace ks::ui
