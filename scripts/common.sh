@@ -10,7 +10,7 @@ KS_PACKAGES=(
   glslang-dev glslang-tools spirv-tools
   libopenblas-dev nlohmann-json3-dev
   libgtest-dev
-  qt6-base-dev qt6-charts-dev qt6-svg-dev fonts-dejavu-core
+  qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev fonts-dejavu-core
 )
 
 ks_install_missing() {

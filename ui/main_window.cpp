@@ -201,7 +201,9 @@ void MainWindow::buildUi() {
   progress_->setObjectName("progress");
   progress_->setMaximumWidth(280);
   progress_->setFormat(tr("%v / %m points"));
+  progress_->setRange(0, 1);
   progress_->setValue(0);
+  progress_->setTextVisible(false);  // until there is a sweep to count
   eta_ = new QLabel;
   statusBar()->addPermanentWidget(eta_);
   statusBar()->addPermanentWidget(progress_);
@@ -318,8 +320,7 @@ void MainWindow::refreshKernelTree() {
       if (k->uses_workgroup) tip += tr("<br>Default workgroup %1").arg(QString::fromStdString(k->default_wg.str()));
       if (why) {
         const QString reason = QString::fromStdString(*why).remove("unsupported: ");
-        item->setDisabled(true);
-        item->setCheckState(0, Qt::Unchecked);
+        item->setDisabled(true);  // keeps its check state: it comes back with a device that can run it
         item->setText(1, tr("unsupported: %1").arg(reason));
         tip += tr("<br><b>Unsupported here:</b> %1").arg(reason.toHtmlEscaped());
       } else {
@@ -388,6 +389,7 @@ void MainWindow::startRun() {
   setDirty(true);
   progress_->setRange(0, int(plan->items.size()));
   progress_->setValue(0);
+  progress_->setTextVisible(true);
   eta_->setText(tr("starting…"));
   runClock_.start();
   log(tr("Run: %1 points, %2 warm-up + %3 repetitions").arg(plan->items.size()).arg(plan->warmup).arg(plan->reps));
@@ -504,8 +506,9 @@ bool MainWindow::openSession(const QString& path) {
   model_->setMeasurements(session_.points);
   gflopsChart_->setMeasurements(session_.points);
   timeChart_->setMeasurements(session_.points);
-  progress_->setRange(0, int(session_.plan.items.size()));
+  progress_->setRange(0, std::max(1, int(session_.plan.items.size())));
   progress_->setValue(int(session_.points.size()));
+  progress_->setTextVisible(true);
   eta_->setText(tr("opened %1").arg(QFileInfo(path).fileName()));
   log(tr("Opened %1: %2 points from %3 on %4")
           .arg(path_)
