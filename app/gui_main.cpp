@@ -71,8 +71,7 @@ int exportCharts(const QCommandLineParser& args) {
 int main(int argc, char** argv) {
   // Chart export needs no display: use the offscreen platform when there is none.
   bool exporting = false;
-  for (int i = 1; i < argc; ++i)
-    exporting |= QByteArray(argv[i]).startsWith("--export-");
+  for (int i = 1; i < argc; ++i) exporting |= QByteArray(argv[i]).startsWith("--export-");
   if (exporting && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") && qEnvironmentVariableIsEmpty("DISPLAY") &&
       qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY"))
     qputenv("QT_QPA_PLATFORM", "offscreen");

@@ -18,7 +18,8 @@ void EngineWorker::initialize() {
   auto inst = ks::vk::Instance::create();
   if (!inst) {
     emit devicesReady({}, -1, host);
-    emit errorOccurred(tr("No Vulkan device: %1. CPU kernels still run.").arg(QString::fromStdString(inst.error().message)));
+    emit errorOccurred(
+        tr("No Vulkan device: %1. CPU kernels still run.").arg(QString::fromStdString(inst.error().message)));
     return;
   }
   instance_ = *inst;

@@ -21,9 +21,9 @@ class EngineWorker : public QObject {
   void requestStop() { cancel_.store(true); }  // any thread
 
  public slots:
-  void initialize();                // enumerate devices, open the default one
-  void selectDevice(int index);     // (re)open a device by index
-  void run(const ks::Plan& plan);   // runs the whole plan on this thread
+  void initialize();               // enumerate devices, open the default one
+  void selectDevice(int index);    // (re)open a device by index
+  void run(const ks::Plan& plan);  // runs the whole plan on this thread
 
  signals:
   void devicesReady(const std::vector<ks::vk::DeviceInfo>& devices, int selected, const ks::cpu::HostInfo& host);

@@ -30,6 +30,7 @@
 #include <QTableView>
 #include <QTreeWidget>
 #include <QVBoxLayout>
+#include <map>
 
 #include "engine/bench/report.h"
 #include "engine/kernels/registry.h"
@@ -124,7 +125,8 @@ void MainWindow::buildUi() {
     auto* item = new QTreeWidgetItem(family, {QString::fromStdString(k.id), QString::fromStdString(k.title)});
     item->setData(0, kKernelIdRole, QString::fromStdString(k.id));
     item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable | Qt::ItemIsSelectable);
-    const bool preset = std::find(std::begin(kDefaultKernels), std::end(kDefaultKernels), k.id) != std::end(kDefaultKernels);
+    const bool preset =
+        std::find(std::begin(kDefaultKernels), std::end(kDefaultKernels), k.id) != std::end(kDefaultKernels);
     item->setCheckState(0, preset ? Qt::Checked : Qt::Unchecked);
   }
   kernelTree_->resizeColumnToContents(0);
@@ -175,6 +177,7 @@ void MainWindow::buildUi() {
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->setAlternatingRowColors(true);
   table_->verticalHeader()->setVisible(false);
+  table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 8);
   table_->horizontalHeader()->setStretchLastSection(true);
   table_->setContextMenuPolicy(Qt::ActionsContextMenu);
   auto* copy = new QAction(tr("Copy rows"), table_);
@@ -235,9 +238,9 @@ void MainWindow::onDevicesReady(const std::vector<ks::vk::DeviceInfo>& devices, 
   host_ = host;
   deviceBox_->clear();
   for (const auto& d : devices)
-    deviceBox_->addItem(QString("%1: %2 (%3)").arg(d.index).arg(QString::fromStdString(d.name),
-                                                                   QString::fromStdString(d.type)),
-                        int(d.index));
+    deviceBox_->addItem(
+        QString("%1: %2 (%3)").arg(d.index).arg(QString::fromStdString(d.name), QString::fromStdString(d.type)),
+        int(d.index));
   if (devices.empty()) deviceBox_->addItem(tr("No Vulkan device (CPU kernels only)"), -1);
   deviceBox_->setEnabled(!devices.empty());
   for (int i = 0; i < deviceBox_->count(); ++i)
@@ -264,7 +267,8 @@ void MainWindow::updateDevicePanel() {
   if (device_) {
     const auto& d = *device_;
     html += QString("<b>%1</b> (%2)<br>").arg(QString(d.name.c_str()).toHtmlEscaped(), QString::fromStdString(d.type));
-    html += tr("Driver: %1 %2<br>").arg(QString::fromStdString(d.driver_name), QString::fromStdString(d.driver_version));
+    html +=
+        tr("Driver: %1 %2<br>").arg(QString::fromStdString(d.driver_name), QString::fromStdString(d.driver_version));
     if (!d.driver_info.empty()) html += QString::fromStdString(d.driver_info).toHtmlEscaped() + "<br>";
     html += tr("Vulkan %1 · subgroup %2 · shared memory %3 KiB<br>")
                 .arg(QString::fromStdString(d.api_version))
@@ -275,9 +279,11 @@ void MainWindow::updateDevicePanel() {
                 .arg(d.max_workgroup_size[1])
                 .arg(d.max_workgroup_size[2])
                 .arg(d.max_invocations);
-    html += d.timestamps ? tr("Timestamps: %1 bits, %2 ns/tick<br>").arg(d.timestamp_valid_bits).arg(d.timestamp_period_ns)
-                         : tr("Timestamps: none (wall clock)<br>");
-    html += tr("Memory: %1 device-local, buffers ≤ %2<br>").arg(mib(d.device_local_bytes), mib(d.max_storage_buffer_range));
+    html += d.timestamps
+                ? tr("Timestamps: %1 bits, %2 ns/tick<br>").arg(d.timestamp_valid_bits).arg(d.timestamp_period_ns)
+                : tr("Timestamps: none (wall clock)<br>");
+    html +=
+        tr("Memory: %1 device-local, buffers ≤ %2<br>").arg(mib(d.device_local_bytes), mib(d.max_storage_buffer_range));
   } else if (!devices_.empty()) {
     html += tr("Opening the device…<br>");
   } else {
@@ -302,8 +308,10 @@ void MainWindow::refreshKernelTree() {
       const auto* k = ks::Registry::instance().find(item->data(0, kKernelIdRole).toString().toStdString());
       std::optional<std::string> why;
       if (k->backend == ks::Backend::Vulkan) {
-        if (!dev) why = devices_.empty() ? "no Vulkan device" : "no device open";
-        else why = ks::checkPoint(*k, {256, 256, 256}, k->defaultParams(), dev);
+        if (!dev)
+          why = devices_.empty() ? "no Vulkan device" : "no device open";
+        else
+          why = ks::checkPoint(*k, {256, 256, 256}, k->defaultParams(), dev);
       }
       QString tip = QString("<b>%1</b><br>%2<br><i>%3</i><br>Origin: %4<br>Constraints: %5")
                         .arg(QString::fromStdString(k->id), QString::fromStdString(k->title),
@@ -407,20 +415,53 @@ void MainWindow::stopRun() {
 void MainWindow::onPoint(const ks::Measurement& m) {
   session_.points.push_back(m);
   model_->append(m);
+  if (model_->rowCount() <= 3) table_->resizeColumnsToContents();  // settle widths early, then leave them
   gflopsChart_->addMeasurement(m);
   timeChart_->addMeasurement(m);
   log(QString::fromStdString(ks::formatPointLine(m, session_.points.size(), session_.plan.items.size())));
   if (m.error.find('\n') != std::string::npos) log(QString::fromStdString(m.error));
 }
 
+// Time left: each remaining point's FLOPs at the rate its series (or, before
+// its first point, the whole run) reached so far, times its repetitions, plus
+// the warm-up floor. Sizes grow along a sweep, so counting points would lie.
+double MainWindow::estimateSecondsLeft(size_t done) const {
+  const auto& plan = session_.plan;
+  const auto& reg = ks::Registry::instance();
+  std::map<std::string, double> nsPerFlop;
+  double allNs = 0, allFlops = 0;
+  for (const auto& m : session_.points) {
+    if (m.status != ks::PointStatus::Ok) continue;
+    const double flops = reg.find(m.item.kernel)->flops(m.item.size);
+    nsPerFlop[ks::ui::seriesName(m.item).toStdString()] = m.stats.median / flops;
+    allNs += m.stats.median;
+    allFlops += flops;
+  }
+  if (allFlops <= 0) return -1;
+  double seconds = 0;
+  for (size_t i = done; i < plan.items.size(); ++i) {
+    const auto& item = plan.items[i];
+    const auto it = nsPerFlop.find(ks::ui::seriesName(item).toStdString());
+    const double rate = it != nsPerFlop.end() ? it->second : allNs / allFlops;
+    const double runNs = rate * reg.find(item.kernel)->flops(item.size);
+    seconds += std::max(runNs * (plan.reps + plan.warmup), runNs * plan.reps + plan.warmup_ms * 1e6) / 1e9;
+  }
+  return seconds;
+}
+
 void MainWindow::onProgress(int done, int total) {
   progress_->setRange(0, total);
   progress_->setValue(done);
   if (done > 0 && done < total) {
-    const double perPoint = double(runClock_.elapsed()) / done;
-    const int seconds = int(perPoint * (total - done) / 1000.0 + 0.5);
-    eta_->setText(seconds >= 60 ? tr("about %1 min %2 s left").arg(seconds / 60).arg(seconds % 60)
-                                : tr("about %1 s left").arg(seconds));
+    const double left = estimateSecondsLeft(size_t(done));
+    if (left < 0) {
+      eta_->setText(tr("estimating…"));
+      return;
+    }
+    const int seconds = int(left + 0.5);
+    eta_->setText(seconds >= 3600 ? tr("about %1 h %2 min left").arg(seconds / 3600).arg(seconds % 3600 / 60)
+                  : seconds >= 60 ? tr("about %1 min %2 s left").arg(seconds / 60).arg(seconds % 60)
+                                  : tr("about %1 s left").arg(seconds));
   }
 }
 
@@ -432,6 +473,7 @@ void MainWindow::onRunFinished(bool cancelled) {
                            [](const ks::Measurement& m) { return m.status == ks::PointStatus::Cancelled; }),
             pts.end());
   model_->setMeasurements(pts);
+  table_->resizeColumnsToContents();
   int failed = 0;
   for (const auto& m : pts) failed += m.status == ks::PointStatus::Failed;
   const QString summary = tr("%1 of %2 points done, %3 failed%4 in %5 s")
@@ -464,10 +506,9 @@ void MainWindow::setDirty(bool dirty) {
 
 bool MainWindow::confirmDiscard() {
   if (!dirty_ || !askBeforeDiscard_) return true;
-  const auto answer = QMessageBox::question(this, tr("Unsaved results"),
-                                            tr("The current session has unsaved results. Save them first?"),
-                                            QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel,
-                                            QMessageBox::Save);
+  const auto answer = QMessageBox::question(
+      this, tr("Unsaved results"), tr("The current session has unsaved results. Save them first?"),
+      QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
   if (answer == QMessageBox::Save) return save();
   return answer == QMessageBox::Discard;
 }
@@ -504,6 +545,7 @@ bool MainWindow::openSession(const QString& path) {
   session_ = std::move(s.value());
   path_ = QFileInfo(path).absoluteFilePath();
   model_->setMeasurements(session_.points);
+  table_->resizeColumnsToContents();
   gflopsChart_->setMeasurements(session_.points);
   timeChart_->setMeasurements(session_.points);
   progress_->setRange(0, std::max(1, int(session_.plan.items.size())));
@@ -583,16 +625,20 @@ void MainWindow::exportChartPng() {
   if (path.isEmpty()) return;
   ChartPanel* panel = chart->currentIndex() == 1 ? timeChart_ : gflopsChart_;
   const QString err = panel->exportPng(path, QSize(width->value(), height->value()), scale->currentIndex() + 1);
-  if (!err.isEmpty()) showError(tr("Export failed"), err);
-  else statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
+  if (!err.isEmpty())
+    showError(tr("Export failed"), err);
+  else
+    statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
 }
 
 void MainWindow::exportChartSvg() {
   const QString path = QFileDialog::getSaveFileName(this, tr("Export SVG"), "chart.svg", tr("SVG images (*.svg)"));
   if (path.isEmpty()) return;
   const QString err = currentChart()->exportSvg(path, QSize(1600, 900));
-  if (!err.isEmpty()) showError(tr("Export failed"), err);
-  else statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
+  if (!err.isEmpty())
+    showError(tr("Export failed"), err);
+  else
+    statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
 }
 
 void MainWindow::exportCsv() {

@@ -96,6 +96,7 @@ class MainWindow : public QMainWindow {
   void onDeviceOpened(const ks::vk::DeviceInfo& device);
   void onPoint(const ks::Measurement& m);
   void onProgress(int done, int total);
+  double estimateSecondsLeft(size_t done) const;
   void onRunFinished(bool cancelled);
   void onEngineError(const QString& message);
   void refreshKernelTree();

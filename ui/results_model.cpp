@@ -35,21 +35,32 @@ QVariant ResultsModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::DisplayRole) {
     auto dur = [&](double ns) { return ran ? QString::fromStdString(ks::formatDuration(ns)) : QStringLiteral("–"); };
     switch (index.column()) {
-      case Kernel: return QString::fromStdString(m.item.kernel);
-      case Params: return paramsText(m);
-      case Size: return QString::fromStdString(m.item.size.str());
-      case Median: return dur(m.stats.median);
-      case Min: return dur(m.stats.min);
-      case Max: return dur(m.stats.max);
-      case Cv: return ran ? QString::number(100 * m.stats.cv, 'f', 1) + "%" : QStringLiteral("–");
-      case Gflops: return ran ? QString::number(m.gflops, 'f', 2) : QStringLiteral("–");
-      case Gbps: return ran ? QString::number(m.gbps, 'f', 2) : QStringLiteral("–");
-      case Verified: return verified ? QString::fromStdString(ks::verifyStatusName(m.verification.status)) : QStringLiteral("–");
+      case Kernel:
+        return QString::fromStdString(m.item.kernel);
+      case Params:
+        return paramsText(m);
+      case Size:
+        return QString::fromStdString(m.item.size.str());
+      case Median:
+        return dur(m.stats.median);
+      case Min:
+        return dur(m.stats.min);
+      case Max:
+        return dur(m.stats.max);
+      case Cv:
+        return ran ? QString::number(100 * m.stats.cv, 'f', 1) + "%" : QStringLiteral("–");
+      case Gflops:
+        return ran ? QString::number(m.gflops, 'f', 2) : QStringLiteral("–");
+      case Gbps:
+        return ran ? QString::number(m.gbps, 'f', 2) : QStringLiteral("–");
+      case Verified:
+        return verified ? QString::fromStdString(ks::verifyStatusName(m.verification.status)) : QStringLiteral("–");
       case RelError:
         if (!verified) return QStringLiteral("–");
         return std::isnan(m.verification.rel_error) ? QStringLiteral("NaN")
                                                     : QString::number(m.verification.rel_error, 'e', 1);
-      case Clock: return m.clock.empty() ? QStringLiteral("–") : QString::fromStdString(m.clock);
+      case Clock:
+        return m.clock.empty() ? QStringLiteral("–") : QString::fromStdString(m.clock);
       case Status: {
         QString s = QString::fromStdString(ks::pointStatusName(m.status));
         if (!m.error.empty()) s += ": " + firstLine(m.error);
@@ -58,15 +69,24 @@ QVariant ResultsModel::data(const QModelIndex& index, int role) const {
     }
   } else if (role == SortRole) {
     switch (index.column()) {
-      case Size: return double(m.item.size.m) * double(m.item.size.n) * double(m.item.size.k);
-      case Median: return ran ? m.stats.median : -1.0;
-      case Min: return ran ? m.stats.min : -1.0;
-      case Max: return ran ? m.stats.max : -1.0;
-      case Cv: return ran ? m.stats.cv : -1.0;
-      case Gflops: return ran ? m.gflops : -1.0;
-      case Gbps: return ran ? m.gbps : -1.0;
-      case RelError: return verified ? m.verification.rel_error : -1.0;
-      default: return data(index, Qt::DisplayRole);
+      case Size:
+        return double(m.item.size.m) * double(m.item.size.n) * double(m.item.size.k);
+      case Median:
+        return ran ? m.stats.median : -1.0;
+      case Min:
+        return ran ? m.stats.min : -1.0;
+      case Max:
+        return ran ? m.stats.max : -1.0;
+      case Cv:
+        return ran ? m.stats.cv : -1.0;
+      case Gflops:
+        return ran ? m.gflops : -1.0;
+      case Gbps:
+        return ran ? m.gbps : -1.0;
+      case RelError:
+        return verified ? m.verification.rel_error : -1.0;
+      default:
+        return data(index, Qt::DisplayRole);
     }
   } else if (role == Qt::ForegroundRole) {
     if (m.status == ks::PointStatus::Failed) return QBrush(QColor(0xc6, 0x28, 0x28));
@@ -88,19 +108,32 @@ QVariant ResultsModel::data(const QModelIndex& index, int role) const {
 QVariant ResultsModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
   switch (section) {
-    case Kernel: return tr("Kernel");
-    case Params: return tr("Parameters");
-    case Size: return tr("Size");
-    case Median: return tr("Median");
-    case Min: return tr("Min");
-    case Max: return tr("Max");
-    case Cv: return tr("CV");
-    case Gflops: return tr("GFLOPS");
-    case Gbps: return tr("GB/s");
-    case Verified: return tr("Verified");
-    case RelError: return tr("Rel. error");
-    case Clock: return tr("Clock");
-    case Status: return tr("Status");
+    case Kernel:
+      return tr("Kernel");
+    case Params:
+      return tr("Parameters");
+    case Size:
+      return tr("Size");
+    case Median:
+      return tr("Median");
+    case Min:
+      return tr("Min");
+    case Max:
+      return tr("Max");
+    case Cv:
+      return tr("CV");
+    case Gflops:
+      return tr("GFLOPS");
+    case Gbps:
+      return tr("GB/s");
+    case Verified:
+      return tr("Verified");
+    case RelError:
+      return tr("Rel. error");
+    case Clock:
+      return tr("Clock");
+    case Status:
+      return tr("Status");
   }
   return {};
 }

@@ -10,7 +10,22 @@ namespace ks::ui {
 class ResultsModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { Kernel, Params, Size, Median, Min, Max, Cv, Gflops, Gbps, Verified, RelError, Clock, Status, ColumnCount };
+  enum Column {
+    Kernel,
+    Params,
+    Size,
+    Median,
+    Min,
+    Max,
+    Cv,
+    Gflops,
+    Gbps,
+    Verified,
+    RelError,
+    Clock,
+    Status,
+    ColumnCount
+  };
   static constexpr int SortRole = Qt::UserRole + 1;  // raw numbers for sorting
 
   explicit ResultsModel(QObject* parent = nullptr);

@@ -33,8 +33,9 @@ SweepEditor::SweepEditor(QWidget* parent) : QWidget(parent) {
   sizes_ = new QLineEdit(QStringLiteral("128,256,512"));
   sizes_->setObjectName("sizes");
   sizes_->setPlaceholderText(tr("128,256,512  or  64:4096:x2  or  256:2048:+256  or  1024x768x512"));
-  sizes_->setToolTip(tr("Square sizes N, ranges FROM:TO:xFACTOR (geometric) or FROM:TO:+STEP (linear), "
-                        "or M x N x K (A is M x K, B is K x N); comma separated"));
+  sizes_->setToolTip(
+      tr("Square sizes N, ranges FROM:TO:xFACTOR (geometric) or FROM:TO:+STEP (linear), "
+         "or M x N x K (A is M x K, B is K x N); comma separated"));
   shapes_ = new QLineEdit;
   shapes_->setObjectName("shapes");
   shapes_->setPlaceholderText(tr("each kernel's default"));
@@ -107,8 +108,10 @@ QString SweepEditor::warningText() const { return warning_; }
 void SweepEditor::togglePreset(const QString& shape) {
   QStringList shapes = shapes_->text().split(',', Qt::SkipEmptyParts);
   for (auto& s : shapes) s = s.trimmed();
-  if (shapes.contains(shape)) shapes.removeAll(shape);
-  else shapes << shape;
+  if (shapes.contains(shape))
+    shapes.removeAll(shape);
+  else
+    shapes << shape;
   shapes_->setText(shapes.join(','));
 }
 
@@ -122,8 +125,10 @@ void SweepEditor::revalidate() {
   // Sizes.
   QString sizeError;
   auto sizes = ks::parseMnkList(sizes_->text().remove(' ').toStdString());
-  if (!sizes) sizeError = QString::fromStdString(sizes.error().message);
-  else spec.sizes = *sizes;
+  if (!sizes)
+    sizeError = QString::fromStdString(sizes.error().message);
+  else
+    spec.sizes = *sizes;
   showError(sizes_, sizesError_, sizeError);
 
   // Workgroup shapes: syntax, then the device's limits (these can never run).
@@ -177,8 +182,10 @@ void SweepEditor::revalidate() {
       error_ = tr("Pick at least one kernel.");
     } else {
       auto built = ks::buildPlan(spec);
-      if (!built) paramError = QString::fromStdString(built.error().message);
-      else items = *built;
+      if (!built)
+        paramError = QString::fromStdString(built.error().message);
+      else
+        items = *built;
     }
   }
   showError(params_, paramsError_, paramError);
@@ -192,8 +199,10 @@ void SweepEditor::revalidate() {
     for (const auto& item : *items) {
       const auto* k = ks::Registry::instance().find(item.kernel);
       std::optional<std::string> why;
-      if (k->backend == ks::Backend::Vulkan && !dev) why = "unsupported: no Vulkan device";
-      else why = ks::checkPoint(*k, item.size, item.params, dev);
+      if (k->backend == ks::Backend::Vulkan && !dev)
+        why = "unsupported: no Vulkan device";
+      else
+        why = ks::checkPoint(*k, item.size, item.params, dev);
       if (why) {
         ++skipped;
         ++reasons[item.kernel + ": " + *why];

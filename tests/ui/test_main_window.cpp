@@ -7,11 +7,11 @@
 #include <QLineEdit>
 #include <QProcess>
 #include <QProgressBar>
-#include <QTabWidget>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardPaths>
+#include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTreeWidget>
 #include <QtTest>
@@ -90,7 +90,8 @@ class TestMainWindow : public QObject {
       QCOMPARE(QString::fromStdString(m.item.kernel), QString::fromStdString(points[size_t(r)].item.kernel));
       QVERIFY2(m.trustworthy(), m.error.c_str());
       QCOMPARE(m.samples_ns.size(), size_t(3));
-      QCOMPARE(w->resultsModel()->data(w->resultsModel()->index(r, ks::ui::ResultsModel::Verified), Qt::DisplayRole)
+      QCOMPARE(w->resultsModel()
+                   ->data(w->resultsModel()->index(r, ks::ui::ResultsModel::Verified), Qt::DisplayRole)
                    .toString(),
                QString("ok"));
     }
@@ -110,8 +111,10 @@ class TestMainWindow : public QObject {
         for (const QPointF& p : pts)
           if (qFuzzyCompare(p.x(), double(m.item.size.m))) {
             found = true;
-            if (kind == ChartKind::Gflops) QVERIFY(qFuzzyCompare(p.y(), m.gflops));
-            else QVERIFY(p.y() > 0);
+            if (kind == ChartKind::Gflops)
+              QVERIFY(qFuzzyCompare(p.y(), m.gflops));
+            else
+              QVERIFY(p.y() > 0);
           }
         QVERIFY2(found, qPrintable(name));
       }
@@ -141,8 +144,9 @@ class TestMainWindow : public QObject {
     QVERIFY(rows < 64);
     QCOMPARE(w->session().points.size(), size_t(rows));
     for (const auto& m : w->session().points) QVERIFY(m.status == ks::PointStatus::Ok);
-    QCOMPARE(w->chartPanel(ChartKind::Gflops)->seriesPoints(w->chartPanel(ChartKind::Gflops)->seriesNames().first()).size(),
-             rows);
+    QCOMPARE(
+        w->chartPanel(ChartKind::Gflops)->seriesPoints(w->chartPanel(ChartKind::Gflops)->seriesNames().first()).size(),
+        rows);
     QVERIFY(w->runButton()->isEnabled());
     QVERIFY(!w->stopButton()->isEnabled());
   }
