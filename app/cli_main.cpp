@@ -186,13 +186,13 @@ int cmdKernels(int argc, char** argv) {
     if (devices.empty()) row.push_back(k.backend == ks::Backend::Vulkan ? "unsupported: " + e.vulkan_error : "ok");
     for (const auto& d : devices) {
       std::string support = "ok";
-      if (auto why = ks::checkPoint(k, {256, 256, 256}, k.defaultParams(), &d))
+      if (auto why = ks::checkPoint(k, ks::problemSize(k, {256}).value(), k.defaultParams(), &d))
         support = why->rfind("unsupported: ", 0) == 0 ? *why : "unsupported: " + *why;
       row.push_back(support);
     }
     rows.push_back(std::move(row));
   }
-  if (!family_known) usage("unknown family '" + family + "' (families: gemm)");
+  if (!family_known) usage("unknown family '" + family + "' (families: gemm, gemv, dot)");
   std::vector<std::string> header = {"id", "family", "backend", "title", "tunables", "constraints"};
   if (devices.empty()) header.push_back("support");
   for (const auto& d : devices) header.push_back("on " + std::to_string(d.index) + ": " + d.name);
@@ -215,7 +215,7 @@ int cmdRun(int argc, char** argv) {
   spec.kernels = *kernels;
   for (const char* opt : {"--sizes", "--mnk"})
     for (auto [it, end] = a.options.equal_range(opt); it != end; ++it) {
-      auto sizes = ks::parseMnkList(it->second);
+      auto sizes = ks::parseSizeSpecs(it->second);
       if (!sizes) usage(std::string(opt) + ": " + sizes.error().message);
       spec.sizes.insert(spec.sizes.end(), sizes->begin(), sizes->end());
     }
@@ -234,8 +234,10 @@ int cmdRun(int argc, char** argv) {
   plan.warmup = parseCount(a.get("--warmup", "3"), "--warmup", 0);
   plan.warmup_ms = parseCount(a.get("--warmup-ms", "200"), "--warmup-ms", 0);
   plan.seed = parseCount(a.get("--seed", "1"), "--seed", 0);
-  auto items = ks::buildPlan(spec);
+  std::vector<std::string> notes;
+  auto items = ks::buildPlan(spec, &notes);
   if (!items) usage(items.error().message);
+  for (const auto& n : notes) std::fprintf(stderr, "note: %s\n", n.c_str());
   plan.items = *items;
   const std::string out_path = a.has("-o") ? a.get("-o") : a.get("--output");
   const std::string csv_path = a.get("--csv");

@@ -16,6 +16,9 @@ vk::DeviceInfo lavapipeLikeLimits() {
   d.max_workgroup_size = {1024, 1024, 1024};
   d.max_workgroup_count = {65535, 65535, 65535};
   d.max_storage_buffer_range = 128u << 20;
+  d.subgroup_size = 8;
+  d.subgroup_ops = VK_SUBGROUP_FEATURE_ARITHMETIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
+  d.memory_model = true;
   d.max_allocation_size = 2048u << 20;
   return d;
 }
@@ -44,10 +47,11 @@ TEST(Registry, RecordsAreConsistent) {
     }
     if (k.backend == Backend::Vulkan) {
       EXPECT_FALSE(shaderSource(k.shader).empty());
-      EXPECT_TRUE(k.groups);
-      EXPECT_EQ(k.cpu, nullptr);
+      EXPECT_TRUE(k.groups || k.steps) << "no dispatch geometry";
+      EXPECT_TRUE(k.buffers);
+      EXPECT_FALSE(bool(k.cpu));
     } else {
-      EXPECT_NE(k.cpu, nullptr);
+      EXPECT_TRUE(bool(k.cpu));
       EXPECT_FALSE(k.uses_workgroup);
     }
   }
@@ -56,7 +60,7 @@ TEST(Registry, RecordsAreConsistent) {
 TEST(Registry, DefaultsFitTheirOwnConstraints) {
   const auto dev = lavapipeLikeLimits();
   for (const auto& k : Registry::instance().all()) {
-    auto why = checkPoint(k, {256, 256, 256}, k.defaultParams(), &dev);
+    auto why = checkPoint(k, problemSize(k, {256}).value(), k.defaultParams(), &dev);
     EXPECT_FALSE(why.has_value()) << k.id << ": " << why.value_or("");
   }
 }
@@ -65,7 +69,7 @@ TEST(Registry, GemmCountsAreTheTextbookOnes) {
   const auto* k = Registry::instance().find("gemm.naive");
   ASSERT_NE(k, nullptr);
   EXPECT_DOUBLE_EQ(k->flops({1024, 768, 512}), 2.0 * 1024 * 768 * 512);
-  EXPECT_DOUBLE_EQ(k->bytes({2, 3, 4}), 4.0 * (2 * 4 + 4 * 3 + 2 * 3));
+  EXPECT_DOUBLE_EQ(k->bytes({2, 3, 4}, {}), 4.0 * (2 * 4 + 4 * 3 + 2 * 3));
 }
 
 TEST(Registry, MatchAcceptsIdsGlobsAndAll) {

@@ -88,7 +88,7 @@ ks::Session makeSession() {
   gpu.wall_ns = {9000.75, 8000.5, 1e-3};
   gpu.stats = ks::computeStats(gpu.samples_ns);
   gpu.gflops = kernel("gemm.block_tiling")->flops(gpu_item.size) / gpu.stats.median;
-  gpu.gbps = kernel("gemm.block_tiling")->bytes(gpu_item.size) / gpu.stats.median;
+  gpu.gbps = kernel("gemm.block_tiling")->bytes(gpu_item.size, gpu_item.params) / gpu.stats.median;
   gpu.verification = ks::judge(1.0 / 3.0 * 1e-7, 2e-7, ks::gemmTolerance(32), "all entries vs OpenBLAS sgemm");
   s.points.push_back(gpu);
   return s;

@@ -43,20 +43,30 @@ TEST(ShaderCompiler, PreprocessErrorIsItsOwnStage) {
   EXPECT_NE(r.error().message.find("GLSL preprocess failed"), std::string::npos) << r.error().message;
 }
 
-TEST(ShaderCompiler, EveryEmbeddedShaderCompilesWithEachLegalTunable) {
+TEST(ShaderCompiler, EveryKernelsDispatchesCompileWithEachLegalTunable) {
+  // A device that has everything, so every variant's shader path is compiled.
+  vk::DeviceInfo dev;
+  dev.subgroup_size = 32;
+  dev.subgroup_ops = VK_SUBGROUP_FEATURE_ARITHMETIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
+  dev.shader_float64 = dev.int64_atomics = dev.memory_model = true;
+  const ProblemSize sizes[] = {{}, {1, 64, 1, 1}, {64, 64, 1, 2}, {64, 64, 64, 3}};
   for (const auto& k : Registry::instance().all()) {
     if (k.backend != Backend::Vulkan) continue;
-    ASSERT_FALSE(shaderSource(k.shader).empty()) << k.id << ": " << k.shader << " is not embedded";
-    std::vector<std::pair<std::string, std::string>> defines = k.fixed_defines;
-    for (const auto& t : k.tunables) defines.emplace_back(t.name, std::to_string(t.default_value));
-    auto r = vk::compileGlsl(k.shader, shaderSource(k.shader), defines);
-    EXPECT_TRUE(r.ok()) << k.id << ": " << (r.ok() ? "" : r.error().message);
+    std::vector<Params> variants{k.defaultParams()};
     for (const auto& t : k.tunables)
       for (int v : t.values) {
-        auto d = k.fixed_defines;
-        for (const auto& o : k.tunables) d.emplace_back(o.name, std::to_string(o.name == t.name ? v : o.default_value));
-        auto rv = vk::compileGlsl(k.shader, shaderSource(k.shader), d);
-        EXPECT_TRUE(rv.ok()) << k.id << " " << t.name << "=" << v;
+        Params p = k.defaultParams();
+        p.values[t.name] = v;
+        variants.push_back(p);
       }
+    for (bool atomics : {false, true}) {
+      dev.float32_atomic_add = dev.float64_atomic_add = atomics;
+      for (const Params& p : variants)
+        for (const auto& step : dispatchSteps(k, sizes[k.size_rank], p, dev)) {
+          ASSERT_FALSE(shaderSource(step.shader).empty()) << k.id << ": " << step.shader << " is not embedded";
+          auto r = vk::compileGlsl(step.shader, shaderSource(step.shader), step.defines);
+          EXPECT_TRUE(r.ok()) << k.id << " " << p.str(true) << ": " << (r.ok() ? "" : r.error().message);
+        }
+    }
   }
 }

@@ -1,6 +1,7 @@
 #include "ui/chart_panel.h"
 
 #include <QAreaSeries>
+#include <QCategoryAxis>
 #include <QChart>
 #include <QChartView>
 #include <QCoreApplication>
@@ -20,6 +21,7 @@
 #include <QLogValueAxis>
 #include <QPainter>
 #include <QPainterPath>
+#include <QPointer>
 #include <QScatterSeries>
 #include <QScreen>
 #include <QSvgGenerator>
@@ -54,10 +56,18 @@ const QColor kFailedColor(0xd6, 0x27, 0x28);
 const QColor kLabelColor(0x20, 0x20, 0x20);
 const QColor kHiddenLabelColor(0xb0, 0xb0, 0xb0);
 
-// A trustworthy point of a series: x, the value at the median and the band (min..max time).
+const QColor kReferenceColor(0x50, 0x50, 0x50);
+
+// A trustworthy measurement of a series at its x.
+struct Sample {
+  double x = 0;
+  ks::Measurement m;
+};
+
+// A plotted point in the current metric: the value at the median and the band (from min..max time).
 struct Point {
   double x = 0, y = 0, lo = 0, hi = 0;
-  ks::Measurement m;
+  const ks::Measurement* m = nullptr;  // into the model; valid until it changes
 };
 
 struct SeriesData {
@@ -65,7 +75,7 @@ struct SeriesData {
   QColor color;
   Qt::PenStyle style = Qt::SolidLine;
   bool visible = true;
-  std::vector<Point> points;  // in x order
+  std::vector<Sample> samples;  // in x order, one per problem size
 };
 
 struct FailedPoint {
@@ -75,7 +85,9 @@ struct FailedPoint {
 
 // What the chart shows, independent of the Qt objects that show it.
 struct Model {
-  ChartKind kind = ChartKind::Gflops;
+  Metric metric = Metric::Gflops;
+  bool log_y = false;              // Gflops, Gbps, RelativeTime (Time is always log)
+  QString baseline;                // RelativeTime divides by this series
   std::vector<SeriesData> series;  // in legend order
   std::vector<FailedPoint> failed;
   bool failed_visible = true;
@@ -84,7 +96,8 @@ struct Model {
 // The Qt objects of one rendering of a Model: the live chart, or a copy for export.
 struct Parts {
   QChart* chart = nullptr;
-  QAbstractAxis* x = nullptr;
+  QAbstractAxis* x = nullptr;         // log2, attached to the series; draws the grid, no labels
+  QCategoryAxis* x_labels = nullptr;  // the labels and title of x: 256, 1K, 4M at powers of 2
   QAbstractAxis* y = nullptr;
   struct Line {
     QLineSeries* line = nullptr;
@@ -92,8 +105,30 @@ struct Parts {
   };
   std::vector<Line> lines;  // parallel to Model::series
   QScatterSeries* failed = nullptr;
-  double y_failed = 0;  // where failed points sit: just above the bottom of the y axis
+  QLineSeries* reference = nullptr;  // RelativeTime: the dashed line at 1, not in the legend
+  double y_failed = 0;               // where failed points sit: just above the bottom of the y axis
+
+  // A series drawn for a data series that has no legend entry of its own (a band, the reference line).
+  bool auxiliary(const QAbstractSeries* s) const {
+    return s && (s->type() == QAbstractSeries::SeriesTypeArea || s == reference);
+  }
 };
+
+bool sameSize(const ks::ProblemSize& a, const ks::ProblemSize& b) { return a.m == b.m && a.n == b.n && a.k == b.k; }
+
+bool yIsLog(const Model& model) { return model.metric == Metric::Time || model.log_y; }
+
+// Relative time without a baseline shows nothing, failed points included.
+bool failedShown(const Model& model) {
+  return !model.failed.empty() && !(model.metric == Metric::RelativeTime && model.baseline.isEmpty());
+}
+
+int baselineIndex(const Model& model) {
+  if (model.baseline.isEmpty()) return -1;
+  for (size_t i = 0; i < model.series.size(); ++i)
+    if (model.series[i].name == model.baseline) return int(i);
+  return -1;
+}
 
 double kernelFlops(const ks::Measurement& m) {
   const auto* k = ks::Registry::instance().find(m.item.kernel);
@@ -101,6 +136,118 @@ double kernelFlops(const ks::Measurement& m) {
   if (m.gflops > 0 && m.stats.median > 0) return m.gflops * m.stats.median;
   const auto& s = m.item.size;
   return 2.0 * double(s.m) * double(s.n) * double(s.k);
+}
+
+// Series i in the current metric. Points a metric cannot show are left out: no GB/s recorded, no
+// baseline point at that size, or a value <= 0 on a log axis.
+std::vector<Point> plotted(const Model& model, size_t i) {
+  const SeriesData* base = nullptr;
+  if (model.metric == Metric::RelativeTime) {
+    const int b = baselineIndex(model);
+    if (b < 0) return {};
+    base = &model.series[size_t(b)];
+  }
+  const bool log = yIsLog(model);
+  std::vector<Point> out;
+  for (const Sample& s : model.series[i].samples) {
+    const ks::Measurement& m = s.m;
+    const ks::Stats& st = m.stats;
+    Point p;
+    p.x = s.x;
+    p.m = &m;
+    switch (model.metric) {
+      case Metric::Gflops: {
+        const double flops = kernelFlops(m);
+        p.y = m.gflops;
+        p.lo = st.max > 0 ? flops / st.max : m.gflops;
+        p.hi = st.min > 0 ? flops / st.min : m.gflops;
+        break;
+      }
+      case Metric::Gbps: {
+        if (!(m.gbps > 0)) continue;  // not recorded (a session from before GB/s)
+        const double bytes = m.gbps * st.median;
+        p.y = m.gbps;
+        p.lo = st.max > 0 && bytes > 0 ? bytes / st.max : m.gbps;
+        p.hi = st.min > 0 && bytes > 0 ? bytes / st.min : m.gbps;
+        break;
+      }
+      case Metric::Time:
+        p.y = st.median / kNsPerMs;
+        p.lo = st.min / kNsPerMs;
+        p.hi = st.max / kNsPerMs;
+        break;
+      case Metric::RelativeTime: {
+        auto b = std::find_if(base->samples.begin(), base->samples.end(),
+                              [&](const Sample& bs) { return sameSize(bs.m.item.size, m.item.size); });
+        if (b == base->samples.end() || !(b->m.stats.median > 0) || !(st.median > 0)) continue;
+        const double ref = b->m.stats.median;
+        p.y = st.median / ref;
+        p.lo = st.min > 0 ? st.min / ref : p.y;
+        p.hi = st.max > 0 ? st.max / ref : p.y;
+        break;
+      }
+    }
+    if (!std::isfinite(p.y)) continue;
+    if (log) {
+      if (!(p.y > 0)) continue;  // nothing to put on a log axis
+      if (!(p.lo > 0)) p.lo = p.y;
+      if (!(p.hi > 0)) p.hi = p.y;
+    }
+    out.push_back(p);
+  }
+  return out;
+}
+
+// How many of m, n, k are not 1: 1 for a dot product, 2 for a GEMV, 3 for a GEMM.
+int sizeDims(const ks::ProblemSize& s) { return int(s.m != 1) + int(s.n != 1) + int(s.k != 1); }
+
+// The x axis title: says how a size becomes x for the families on the chart (all three when empty).
+QString xAxisTitle(const Model& model) {
+  bool dims[4] = {false, false, false, false};
+  for (const auto& sd : model.series)
+    for (const auto& s : sd.samples) dims[std::max(1, sizeDims(s.m.item.size))] = true;
+  for (const auto& f : model.failed) dims[std::max(1, sizeDims(f.m.item.size))] = true;
+  const int kinds = int(dims[1]) + int(dims[2]) + int(dims[3]);
+  if (kinds == 1 && dims[1]) return QStringLiteral("Problem size N (vector length)");
+  if (kinds == 1 && dims[2]) return QString::fromUtf8("Problem size N (\u221a(M\u00b7N) when not square)");
+  if (kinds == 1 && dims[3]) return QString::fromUtf8("Problem size N (\u221b(M\u00b7N\u00b7K) when not square)");
+  QStringList parts;
+  if (dims[1] || kinds == 0) parts << QStringLiteral("N for dot");
+  if (dims[2] || kinds == 0) parts << QString::fromUtf8("\u221a(M\u00b7N) for gemv");
+  if (dims[3] || kinds == 0) parts << QString::fromUtf8("\u221b(M\u00b7N\u00b7K) for gemm");
+  return QStringLiteral("Problem size: ") + parts.join(QStringLiteral(", "));
+}
+
+QString chartTitle(const Model& model) {
+  const QString log = model.log_y ? QStringLiteral(" (log y)") : QString();
+  switch (model.metric) {
+    case Metric::Gflops:
+      return QStringLiteral("GFLOPS vs problem size") + log;
+    case Metric::Gbps:
+      return QStringLiteral("Bandwidth vs problem size") + log;
+    case Metric::Time:
+      return QStringLiteral("Median time vs problem size (log-log)");
+    case Metric::RelativeTime:
+      if (model.baseline.isEmpty()) return QStringLiteral("Relative time: choose a baseline series");
+      return QStringLiteral("Median time relative to %1 (lower is faster%2)")
+          .arg(model.baseline, model.log_y ? QStringLiteral(", log y") : QString());
+  }
+  return {};
+}
+
+QString yAxisTitle(const Model& model) {
+  switch (model.metric) {
+    case Metric::Gflops:
+      return QStringLiteral("GFLOPS");
+    case Metric::Gbps:
+      return QStringLiteral("GB/s (each input read once, output written once)");
+    case Metric::Time:
+      return QStringLiteral("Median time (ms)");
+    case Metric::RelativeTime:
+      return model.baseline.isEmpty() ? QStringLiteral("time relative to the baseline")
+                                      : QStringLiteral("time relative to %1").arg(model.baseline);
+  }
+  return {};
 }
 
 // A red "x" with a dark outline, drawn large so it stays crisp when exported at 2x or 3x.
@@ -131,15 +278,61 @@ QLogValueAxis* logAxis(double base, int minor_ticks) {
   return a;
 }
 
-void initChart(Parts& p, ChartKind kind) {
+// A power of two as an x label: plain up to 8192 when every label is, else 1K, 16K, 4M, 1G (binary).
+QString powerOfTwoLabel(int e, bool short_form) {
+  if (e < 0) return QString::number(std::exp2(e), 'g', 4);
+  if (!short_form || e < 10) return QString::number(qulonglong(1) << std::min(e, 62));
+  static const char* const kSuffix[] = {"K", "M", "G", "T", "P"};
+  const int u = std::min(e / 10, 5);
+  return QString::number(qulonglong(1) << (e - 10 * u)) + QLatin1String(kSuffix[u - 1]);
+}
+
+// Labels the powers of two inside the log2 x range on the category axis under it, every power when
+// they fit, else every 2nd, 3rd... (exponents that are multiples of the step), so none is elided.
+void applyXLabels(QChart* chart, QLogValueAxis* x, QCategoryAxis* labels) {
+  const double lo = std::log2(x->min()), hi = std::log2(x->max());
+  if (!std::isfinite(lo) || !std::isfinite(hi) || !(hi > lo)) return;
+  const int e0 = int(std::ceil(lo - 1e-9)), e1 = int(std::floor(hi + 1e-9));
+  const bool short_form = e1 >= 14;  // 16384 and up: 1K .. 16K, not 1024 .. 16384
+  const QFontMetricsF fm(labels->labelsFont());
+  double widest = 0;
+  for (int e = e0; e <= e1; ++e) widest = std::max(widest, fm.horizontalAdvance(powerOfTwoLabel(e, short_form)));
+  double width = chart->plotArea().width();
+  if (!(width > 50)) width = std::max(200.0, chart->size().width() * 0.55);  // not laid out yet
+  const double per_octave = width / (hi - lo);
+  int step = 1;
+  while (step < 64 && step * per_octave < widest + fm.height()) ++step;
+  QStringList want;
+  QList<double> at;
+  for (int e = e0; e <= e1; ++e)
+    if (((e % step) + step) % step == 0) {
+      want << powerOfTwoLabel(e, short_form);
+      at << std::exp2(e);
+    }
+  if (labels->min() == lo && labels->max() == hi && labels->categoriesLabels() == want) return;
+  for (const QString& l : labels->categoriesLabels()) labels->remove(l);
+  labels->setRange(lo, hi);
+  labels->setStartValue(lo);
+  for (int i = 0; i < want.size(); ++i) labels->append(want[i], std::log2(at[i]));
+}
+
+QValueAxis* linearAxis() {
+  auto* a = new QValueAxis;
+  a->setLabelFormat("%g");
+  a->setMinorTickCount(1);
+  a->setMinorGridLineVisible(true);
+  a->setMinorGridLinePen(QPen(QColor(0xf0, 0xf0, 0xf0), 1));
+  return a;
+}
+
+void initChart(Parts& p, const Model& model) {
   p.chart = new QChart;
   QChart* c = p.chart;
   c->setTheme(QChart::ChartThemeLight);
   c->setBackgroundRoundness(0);
   c->setMargins(QMargins(4, 4, 8, 4));
   if (c->layout()) c->layout()->setContentsMargins(0, 0, 0, 0);  // no grey frame around the chart
-  c->setTitle(kind == ChartKind::Gflops ? QStringLiteral("GFLOPS vs problem size")
-                                        : QStringLiteral("Median time vs problem size (log-log)"));
+  c->setTitle(chartTitle(model));
   QFont title_font = c->titleFont();
   title_font.setBold(true);
   title_font.setPointSizeF(title_font.pointSizeF() * 1.15);
@@ -150,35 +343,45 @@ void initChart(Parts& p, ChartKind kind) {
   legend->setShowToolTips(true);  // full names when a label is elided
   legend->setMarkerShape(QLegend::MarkerShapeFromSeries);
 
+  // x: a log2 axis for the series and the grid, and under it a category axis on log2(x) for the
+  // labels: a log axis can only printf its values, so 2^24 would read 1.67772e+07.
   auto* x = logAxis(2, 1);
-  x->setTitleText(QString::fromUtf8("Problem size N (\u221b(M\u00b7N\u00b7K) when not square)"));
+  x->setTitleText(xAxisTitle(model));
+  x->setTitleVisible(false);
+  x->setLabelsVisible(false);
   p.x = x;
-  if (kind == ChartKind::Gflops) {
-    auto* y = new QValueAxis;
-    y->setLabelFormat("%g");
-    y->setTitleText(QStringLiteral("GFLOPS"));
-    y->setMinorTickCount(1);
-    y->setMinorGridLineVisible(true);
-    y->setMinorGridLinePen(QPen(QColor(0xf0, 0xf0, 0xf0), 1));
+  auto* labels = new QCategoryAxis;
+  labels->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
+  labels->setGridLineVisible(false);
+  labels->setMinorGridLineVisible(false);
+  labels->setLineVisible(false);
+  labels->setTitleText(x->titleText());
+  p.x_labels = labels;
+  if (yIsLog(model)) {
+    auto* y = logAxis(10, 8);
+    y->setLabelFormat(model.metric == Metric::Time ? "%.4g" : "%g");
     p.y = y;
   } else {
-    auto* y = logAxis(10, 8);
-    y->setLabelFormat("%.4g");
-    y->setTitleText(QStringLiteral("Median time (ms)"));
-    p.y = y;
+    p.y = linearAxis();
   }
-  for (QAbstractAxis* a : {p.x, p.y}) {
+  p.y->setTitleText(yAxisTitle(model));
+  for (QAbstractAxis* a : {p.x, static_cast<QAbstractAxis*>(p.x_labels), p.y}) {
     QFont f = a->titleFont();
     f.setBold(false);
     a->setTitleFont(f);
     a->setTitleBrush(kLabelColor);
   }
-  c->addAxis(p.x, Qt::AlignBottom);
+  c->addAxis(p.x, Qt::AlignBottom);  // first: axes(Qt::Horizontal).value(0) is the log axis
+  c->addAxis(p.x_labels, Qt::AlignBottom);
   c->addAxis(p.y, Qt::AlignLeft);
+  // The labels that fit depend on the plot width.
+  QObject::connect(c, &QChart::plotAreaChanged, c, [c, x = QPointer<QLogValueAxis>(x), labels = QPointer(labels)] {
+    if (x && labels) applyXLabels(c, x, labels);
+  });
 }
 
-void hideBandMarker(const Parts& p, QAreaSeries* band) {
-  for (QLegendMarker* mk : p.chart->legend()->markers(band)) mk->setVisible(false);
+void hideMarkers(const Parts& p, QAbstractSeries* series) {
+  for (QLegendMarker* mk : p.chart->legend()->markers(series)) mk->setVisible(false);
 }
 
 void attach(const Parts& p, QAbstractSeries* s) {
@@ -202,7 +405,7 @@ void addLine(Parts& p, const SeriesData& sd) {
   QColor edge = sd.color;
   edge.setAlpha(90);
   band->setPen(QPen(edge, 0.8));
-  hideBandMarker(p, band);
+  hideMarkers(p, band);
 
   auto* line = new QLineSeries;
   line->setName(sd.name);
@@ -215,9 +418,9 @@ void addLine(Parts& p, const SeriesData& sd) {
   p.lines.push_back({line, band});
 }
 
-void updateLine(Parts& p, size_t i, const SeriesData& sd) {
+void updateLine(Parts& p, size_t i, const Model& model) {
   QList<QPointF> mid, lo, hi;
-  for (const auto& pt : sd.points) {
+  for (const auto& pt : plotted(model, i)) {
     mid.append(QPointF(pt.x, pt.y));
     lo.append(QPointF(pt.x, pt.lo));
     hi.append(QPointF(pt.x, pt.hi));
@@ -225,6 +428,19 @@ void updateLine(Parts& p, size_t i, const SeriesData& sd) {
   p.lines[i].line->replace(mid);
   p.lines[i].band->upperSeries()->replace(hi);
   p.lines[i].band->lowerSeries()->replace(lo);
+}
+
+// The dashed line at y = 1 of RelativeTime (its x extent is set with the axis range).
+void addReference(Parts& p, const Model& model) {
+  p.reference = new QLineSeries;
+  p.reference->setName(model.baseline + QStringLiteral(" = 1"));
+  p.chart->addSeries(p.reference);
+  attach(p, p.reference);
+  QPen pen(kReferenceColor, 1.5, Qt::DashLine, Qt::FlatCap);
+  pen.setDashPattern({6, 4});
+  p.reference->setPen(pen);
+  p.reference->setPointsVisible(false);
+  hideMarkers(p, p.reference);
 }
 
 // Creates the failed series, or moves it to the end of the legend when `to_end`.
@@ -249,27 +465,63 @@ void ensureFailedSeries(Parts& p, const QImage& marker, bool to_end) {
   p.failed->setBorderColor(QColor(0x40, 0x00, 0x00));
 }
 
+// y range of a linear axis: 0 .. a multiple of a 1/2/2.5/5 step, at most 10 intervals
+// (applyNiceNumbers overshoots).
+void linearRange(QValueAxis* y, double top) {
+  if (!(top > 0) || !std::isfinite(top)) top = 1.0;
+  double step = std::pow(10.0, std::floor(std::log10(top / 10)));
+  for (double f : {1.0, 2.0, 2.5, 5.0, 10.0})
+    if (top / (step * f) <= 10) {
+      step *= f;
+      break;
+    }
+  const int intervals = std::max(1, int(std::ceil(top / step - 1e-9)));
+  y->setRange(0, intervals * step);
+  y->setTickCount(intervals + 1);
+}
+
 // Bottom-left and top-right of the data, over visible series (all when none is visible).
 void applyRanges(Parts& p, const Model& model) {
   double x_min = std::numeric_limits<double>::infinity(), x_max = -x_min;
   double y_min = x_min, y_max = -x_min;
-  bool any_visible = model.failed_visible && !model.failed.empty();
-  for (const auto& s : model.series) any_visible = any_visible || (s.visible && !s.points.empty());
-  for (const auto& s : model.series) {
-    if (any_visible && !s.visible) continue;
-    for (const auto& pt : s.points) {
+  std::vector<std::vector<Point>> pts(model.series.size());
+  for (size_t i = 0; i < model.series.size(); ++i) pts[i] = plotted(model, i);
+  const bool failed = failedShown(model);
+  bool any_visible = model.failed_visible && failed;
+  for (size_t i = 0; i < model.series.size(); ++i)
+    any_visible = any_visible || (model.series[i].visible && !pts[i].empty());
+  for (size_t i = 0; i < model.series.size(); ++i) {
+    if (any_visible && !model.series[i].visible) continue;
+    for (const auto& pt : pts[i]) {
       x_min = std::min(x_min, pt.x);
       x_max = std::max(x_max, pt.x);
       y_min = std::min({y_min, pt.lo, pt.y});
       y_max = std::max({y_max, pt.hi, pt.y});
     }
   }
-  if (!any_visible || model.failed_visible)
+  if (failed && (!any_visible || model.failed_visible))
     for (const auto& f : model.failed) {
       x_min = std::min(x_min, f.x);
       x_max = std::max(x_max, f.x);
     }
+  const bool relative = model.metric == Metric::RelativeTime;
+  if (relative && p.reference) {  // the reference line at 1 is always in view
+    y_min = std::min(y_min, 1.0);
+    y_max = std::max(y_max, 1.0);
+  }
 
+  // Nothing plotted (relative time without a baseline point): x still spans the measured sizes.
+  if (!std::isfinite(x_min)) {
+    for (const auto& sd : model.series)
+      for (const auto& smp : sd.samples) {
+        x_min = std::min(x_min, smp.x);
+        x_max = std::max(x_max, smp.x);
+      }
+    for (const auto& f : model.failed) {
+      x_min = std::min(x_min, f.x);
+      x_max = std::max(x_max, f.x);
+    }
+  }
   // x: log2 with a quarter octave of margin, always containing a power of two (a labelled tick).
   if (!(x_min > 0) || !std::isfinite(x_max)) x_min = 64, x_max = 4096;
   double lo = std::log2(x_min) - 0.25, hi = std::log2(x_max) + 0.25;
@@ -279,27 +531,27 @@ void applyRanges(Parts& p, const Model& model) {
     else
       hi = std::ceil(hi);
   }
-  static_cast<QLogValueAxis*>(p.x)->setRange(std::exp2(lo), std::exp2(hi));
+  auto* x = static_cast<QLogValueAxis*>(p.x);
+  x->setRange(std::exp2(lo), std::exp2(hi));
+  applyXLabels(p.chart, x, p.x_labels);
+  const QString x_title = xAxisTitle(model);
+  if (x->titleText() != x_title) {
+    x->setTitleText(x_title);
+    p.x_labels->setTitleText(x_title);
+  }
+  if (p.reference) p.reference->replace(QList<QPointF>{QPointF(x->min(), 1.0), QPointF(x->max(), 1.0)});
 
   const bool have_y = std::isfinite(y_min) && std::isfinite(y_max);
-  if (model.kind == ChartKind::Gflops) {
+  if (!yIsLog(model)) {
     auto* y = static_cast<QValueAxis*>(p.y);
-    double top = have_y ? y_max * 1.06 : 1.0;
-    if (!(top > 0)) top = 1.0;
-    // 0 .. a multiple of a 1/2/2.5/5 step, at most 10 intervals (applyNiceNumbers overshoots).
-    double step = std::pow(10.0, std::floor(std::log10(top / 10)));
-    for (double f : {1.0, 2.0, 2.5, 5.0, 10.0})
-      if (top / (step * f) <= 10) {
-        step *= f;
-        break;
-      }
-    const int intervals = std::max(1, int(std::ceil(top / step - 1e-9)));
-    y->setRange(0, intervals * step);
-    y->setTickCount(intervals + 1);
+    linearRange(y, have_y ? y_max * 1.06 : 1.0);
     p.y_failed = y->min() + kFailedRow * (y->max() - y->min());
   } else {
-    // y: log10 in ms; room below the fastest point for the failed markers, never <= 0.
-    if (!have_y) y_min = 0.01, y_max = 100;
+    // y: log10; room below the lowest point for the failed markers, never <= 0.
+    if (!have_y) {
+      y_min = model.metric == Metric::Time ? 0.01 : 0.1;
+      y_max = model.metric == Metric::Time ? 100 : 10;
+    }
     if (!(y_max > 0)) y_max = 100;
     if (!(y_min > 0)) y_min = y_max / 100;
     const double l0 = std::log10(y_min), l1 = std::log10(std::max(y_max, y_min));
@@ -318,7 +570,8 @@ void applyRanges(Parts& p, const Model& model) {
 void updateFailed(Parts& p, const Model& model) {
   if (!p.failed) return;
   QList<QPointF> pts;
-  for (const auto& f : model.failed) pts.append(QPointF(f.x, p.y_failed));
+  if (failedShown(model))
+    for (const auto& f : model.failed) pts.append(QPointF(f.x, p.y_failed));
   std::sort(pts.begin(), pts.end(), [](const QPointF& a, const QPointF& b) { return a.x() < b.x(); });
   p.failed->replace(pts);
 }
@@ -329,7 +582,7 @@ void placeLegend(Parts& p, double chart_width) {
   const QFontMetricsF fm(legend->font());
   double need = 0;
   for (QLegendMarker* mk : legend->markers()) {
-    if (mk->series() && mk->series()->type() == QAbstractSeries::SeriesTypeArea) continue;
+    if (p.auxiliary(mk->series())) continue;
     need += fm.horizontalAdvance(mk->label()) + 2.5 * fm.height() + 8;
   }
   const Qt::Alignment want = need <= 0.92 * chart_width ? Qt::AlignBottom : Qt::AlignRight;
@@ -358,9 +611,10 @@ void applyVisibility(Parts& p, const Model& model) {
     }
     p.lines[i].line->setVisible(v);
     p.lines[i].band->setVisible(v);
-    hideBandMarker(p, p.lines[i].band);
+    hideMarkers(p, p.lines[i].band);
     for (QLegendMarker* mk : p.chart->legend()->markers(p.lines[i].line)) styleMarker(mk, model.series[i].color, v);
   }
+  if (p.reference) hideMarkers(p, p.reference);
   if (p.failed) {
     p.failed->setVisible(model.failed_visible);
     for (QLegendMarker* mk : p.chart->legend()->markers(p.failed)) styleMarker(mk, kFailedColor, model.failed_visible);
@@ -369,9 +623,11 @@ void applyVisibility(Parts& p, const Model& model) {
 
 // Builds every Qt object of the model on an empty chart.
 void populate(Parts& p, const Model& model, const QImage& failed_marker) {
+  // Drawn first, under the data.
+  if (model.metric == Metric::RelativeTime && !model.baseline.isEmpty()) addReference(p, model);
   for (size_t i = 0; i < model.series.size(); ++i) {
     addLine(p, model.series[i]);
-    updateLine(p, i, model.series[i]);
+    updateLine(p, i, model);
   }
   if (!model.failed.empty()) ensureFailedSeries(p, failed_marker, true);
   applyRanges(p, model);
@@ -394,7 +650,7 @@ QString fmtGflops(double g) { return QString::number(g, 'f', g >= 100 ? 1 : 3); 
 class ExportChart {
  public:
   ExportChart(const Model& model, const QImage& failed_marker, QSize size) {
-    initChart(parts_, model.kind);
+    initChart(parts_, model);
     scene_.addItem(parts_.chart);
     parts_.chart->setGeometry(QRectF(QPointF(0, 0), QSizeF(size)));
     populate(parts_, model, failed_marker);
@@ -444,7 +700,13 @@ QString openForWrite(QFile& file) {
 
 double sizeAxisValue(const ks::ProblemSize& s) {
   if (s.m == s.n && s.n == s.k) return double(s.n);
-  return std::cbrt(double(s.m) * double(s.n) * double(s.k));
+  double product = 1;
+  int dims = 0;
+  for (uint64_t d : {s.m, s.n, s.k})
+    if (d != 1) product *= double(d), ++dims;
+  if (dims == 1) return product;
+  if (dims == 2) return std::sqrt(product);
+  return dims == 3 ? std::cbrt(product) : 1.0;
 }
 
 QString seriesName(const ks::PlanItem& item) {
@@ -465,7 +727,8 @@ QString measurementToolTip(const ks::Measurement& m) {
   const std::string params = m.item.params.str(with_wg);
   if (params != "-") lines << QStringLiteral("params: ") + QString::fromStdString(params);
   QString size = QStringLiteral("size: %1x%2x%3").arg(s.m).arg(s.n).arg(s.k);
-  if (!(s.m == s.n && s.n == s.k)) size += QStringLiteral("  (x = %1)").arg(sizeAxisValue(s), 0, 'f', 1);
+  if (!(s.m == s.n && s.n == s.k) && sizeDims(s) > 1)  // a dot product's x is its N
+    size += QStringLiteral("  (x = %1)").arg(sizeAxisValue(s), 0, 'f', 1);
   lines << size;
   if (m.status != ks::PointStatus::Ok) {
     QString st = QStringLiteral("status: ") + QString::fromStdString(ks::pointStatusName(m.status));
@@ -478,6 +741,12 @@ QString measurementToolTip(const ks::Measurement& m) {
     lines << QStringLiteral("GFLOPS %1   (band %2 .. %3)")
                  .arg(fmtGflops(m.gflops), fmtGflops(m.stats.max > 0 ? kernelFlops(m) / m.stats.max : 0),
                       fmtGflops(m.stats.min > 0 ? kernelFlops(m) / m.stats.min : 0));
+    if (m.gbps > 0) {
+      const double bytes = m.gbps * m.stats.median;
+      lines << QStringLiteral("GB/s %1   (band %2 .. %3)")
+                   .arg(fmtGflops(m.gbps), fmtGflops(m.stats.max > 0 ? bytes / m.stats.max : 0),
+                        fmtGflops(m.stats.min > 0 ? bytes / m.stats.min : 0));
+    }
     QString cv = QStringLiteral("CV %1 %   %2 samples").arg(m.stats.cv * 100, 0, 'f', 2).arg(m.stats.count);
     if (!m.clock.empty()) cv += QStringLiteral(" (") + QString::fromStdString(m.clock) + QLatin1Char(')');
     lines << cv;
@@ -539,16 +808,18 @@ struct ChartPanel::Impl {
     size_t i = 0;
     while (i < live.lines.size() && live.lines[i].line != line) ++i;
     if (i == live.lines.size()) return;
+    const std::vector<Point> pts = plotted(model, i);
     const Point* best = nullptr;
     double best_d = kHoverRadiusPx;
-    for (const auto& p : model.series[i].points) {
+    for (const auto& p : pts) {
       const double d = screenDistance(line, QPointF(p.x, p.y), pt);
       if (d <= best_d) best_d = d, best = &p;
     }
-    if (best)
-      QToolTip::showText(QCursor::pos(), measurementToolTip(best->m), view);
-    else
-      QToolTip::hideText();
+    if (!best) return QToolTip::hideText();
+    QString text = measurementToolTip(*best->m);
+    if (model.metric == Metric::RelativeTime)
+      text += QStringLiteral("\ntime relative to %1: %2").arg(model.baseline).arg(best->y, 0, 'f', 3);
+    QToolTip::showText(QCursor::pos(), text, view);
   }
 
   void hoverFailed(const QPointF& pt, bool state) {
@@ -568,19 +839,24 @@ struct ChartPanel::Impl {
   }
 
   void rebuild() {
+    QChart* old = live.chart;
     live = Parts{};
-    initChart(live, model.kind);
+    initChart(live, model);
     populate(live, model, failed_marker);
-    view->setChart(live.chart);  // deletes the old chart
+    view->setChart(live.chart);  // takes the new chart, releases (does not delete) the old one
+    delete old;
     placeLegend(live, view->width());
     for (size_t i = 0; i < live.lines.size(); ++i) connectSeries(i);
     if (live.failed) connectFailed();
   }
 };
 
-ChartPanel::ChartPanel(ChartKind kind, QWidget* parent) : QWidget(parent), d_(std::make_unique<Impl>()) {
+ChartPanel::ChartPanel(ChartKind kind, QWidget* parent)
+    : ChartPanel(kind == ChartKind::Time ? Metric::Time : Metric::Gflops, parent) {}
+
+ChartPanel::ChartPanel(Metric metric, QWidget* parent) : QWidget(parent), d_(std::make_unique<Impl>()) {
   d_->panel = this;
-  d_->model.kind = kind;
+  d_->model.metric = metric;
   d_->view = new QChartView(this);
   d_->view->setRenderHint(QPainter::Antialiasing);
   d_->view->setRenderHint(QPainter::TextAntialiasing);
@@ -594,7 +870,31 @@ ChartPanel::ChartPanel(ChartKind kind, QWidget* parent) : QWidget(parent), d_(st
 
 ChartPanel::~ChartPanel() = default;
 
-ChartKind ChartPanel::kind() const { return d_->model.kind; }
+ChartKind ChartPanel::kind() const { return d_->model.metric == Metric::Time ? ChartKind::Time : ChartKind::Gflops; }
+
+void ChartPanel::setMetric(Metric m) {
+  if (d_->model.metric == m) return;
+  d_->model.metric = m;
+  d_->rebuild();
+}
+
+Metric ChartPanel::metric() const { return d_->model.metric; }
+
+void ChartPanel::setLogY(bool on) {
+  if (d_->model.log_y == on) return;
+  d_->model.log_y = on;
+  if (d_->model.metric != Metric::Time) d_->rebuild();
+}
+
+bool ChartPanel::logY() const { return d_->model.log_y; }
+
+void ChartPanel::setBaseline(const QString& seriesName) {
+  if (d_->model.baseline == seriesName) return;
+  d_->model.baseline = seriesName;
+  if (d_->model.metric == Metric::RelativeTime) d_->rebuild();
+}
+
+QString ChartPanel::baseline() const { return d_->model.baseline; }
 
 void ChartPanel::clear() {
   d_->model.series.clear();
@@ -623,23 +923,6 @@ void ChartPanel::addMeasurement(const ks::Measurement& m) {
     return;
   }
 
-  Point pt;
-  pt.x = x;
-  pt.m = m;
-  if (model.kind == ChartKind::Gflops) {
-    const double flops = kernelFlops(m);
-    pt.y = m.gflops;
-    pt.lo = m.stats.max > 0 ? flops / m.stats.max : m.gflops;
-    pt.hi = m.stats.min > 0 ? flops / m.stats.min : m.gflops;
-  } else {
-    pt.y = m.stats.median / kNsPerMs;
-    pt.lo = m.stats.min / kNsPerMs;
-    pt.hi = m.stats.max / kNsPerMs;
-    if (!(pt.y > 0)) return;  // nothing to put on a log axis
-    if (!(pt.lo > 0)) pt.lo = pt.y;
-    if (!(pt.hi > 0)) pt.hi = pt.y;
-  }
-
   const QString name = seriesName(m.item);
   size_t i = 0;
   while (i < model.series.size() && model.series[i].name != name) ++i;
@@ -656,13 +939,19 @@ void ChartPanel::addMeasurement(const ks::Measurement& m) {
       d_->connectFailed();
     }
   }
-  auto& pts = model.series[i].points;
+  auto& samples = model.series[i].samples;
   // A re-measured point (same size) replaces the old one; others are kept in x order.
-  auto same = std::find_if(pts.begin(), pts.end(), [&](const Point& p) { return p.m.item.size == m.item.size; });
-  if (same != pts.end()) pts.erase(same);
-  pts.insert(std::upper_bound(pts.begin(), pts.end(), x, [](double v, const Point& p) { return v < p.x; }), pt);
+  auto same = std::find_if(samples.begin(), samples.end(),
+                           [&](const Sample& s) { return sameSize(s.m.item.size, m.item.size); });
+  if (same != samples.end()) samples.erase(same);
+  samples.insert(std::upper_bound(samples.begin(), samples.end(), x, [](double v, const Sample& s) { return v < s.x; }),
+                 Sample{x, m});
 
-  updateLine(live, i, model.series[i]);
+  if (model.metric == Metric::RelativeTime && name == model.baseline) {  // every ratio at this size changes
+    for (size_t j = 0; j < model.series.size(); ++j) updateLine(live, j, model);
+  } else {
+    updateLine(live, i, model);
+  }
   applyRanges(live, model);
   updateFailed(live, model);
   applyVisibility(live, model);
@@ -687,7 +976,7 @@ QStringList ChartPanel::seriesNames() const {
   QStringList names;
   for (QLegendMarker* mk : d_->live.chart->legend()->markers()) {
     QAbstractSeries* s = mk->series();
-    if (s && s->type() != QAbstractSeries::SeriesTypeArea && !names.contains(s->name())) names << s->name();
+    if (s && !d_->live.auxiliary(s) && !names.contains(s->name())) names << s->name();
   }
   return names;
 }

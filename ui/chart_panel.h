@@ -18,31 +18,57 @@ QT_END_NAMESPACE
 
 namespace ks::ui {
 
+// The original two charts; kept for compatibility (Gflops = Metric::Gflops, Time = Metric::Time).
 enum class ChartKind { Gflops, Time };
 
-// One live chart of a session's measurements: Gflops = GFLOPS vs size (x log2 axis, y linear),
-// Time = median time vs size, log-log (QLogValueAxis on both axes).
+// What the y axis shows (x is always the problem size on a log2 axis, see sizeAxisValue()):
+//   Gflops        GFLOPS from the median time, band from the min..max time (linear y, or log y: setLogY)
+//   Gbps          GB/s from the median (each input read once, output written once), band likewise
+//   Time          median time in ms with its min..max band, log-log
+//   RelativeTime  each series' median time / the baseline series' median time at the same m, n, k,
+//                 band = the series' min..max time / that baseline median; linear y (log with setLogY)
+//                 with a dashed reference line at 1 (= the baseline). Sizes the baseline has no
+//                 trustworthy point for are left out; no baseline chosen: no points, the title says so.
+enum class Metric { Gflops, Gbps, Time, RelativeTime };
+
+// One live chart of a session's measurements: one Metric at a time against the problem size.
 //
 // Trustworthy points (m.trustworthy()) form one line per series (kernel + workgroup shape + tunables)
 // with point markers and a translucent min..max band. Failed or unverified points go to one red
 // "failed / unverified" scatter series at the bottom of the y range; skipped and cancelled points
-// are not drawn. Clicking a legend entry hides/shows its series; hovering a point shows its values.
+// are not drawn. Clicking a legend entry hides/shows its series (kept across metric changes);
+// hovering a point shows its values. The measurements are kept, so setMetric(), setLogY() and
+// setBaseline() re-plot them.
 class ChartPanel : public QWidget {
   Q_OBJECT
  public:
   explicit ChartPanel(ChartKind kind, QWidget* parent = nullptr);
+  explicit ChartPanel(Metric metric, QWidget* parent = nullptr);
   ~ChartPanel() override;
 
+  // Metric::Time => ChartKind::Time, every other metric => ChartKind::Gflops (use metric()).
   ChartKind kind() const;
   void clear();                                                  // remove all series
   void addMeasurement(const ks::Measurement& m);                 // live: appends one point, rescales axes
   void setMeasurements(const std::vector<ks::Measurement>& ms);  // clear + add all
+  void setMetric(Metric m);  // re-plots the stored measurements; axis titles and units change
+  Metric metric() const;
+  // A log10 y axis (QLogValueAxis, min > 0; points <= 0 left out) instead of the linear one, for
+  // series of very different magnitudes. Applies to Gflops, Gbps and RelativeTime (Time is always
+  // log-log). Default off.
+  void setLogY(bool on);
+  bool logY() const;
+  // The series RelativeTime divides by, by its name as in seriesNames(); empty = none chosen.
+  // Kept across clear() / setMeasurements(), like the metric and log y.
+  void setBaseline(const QString& seriesName);
+  QString baseline() const;
+  // The chart of the current metric: a new QChart after setMetric/setLogY/setBaseline/clear.
   QChart* chart() const;
   QChartView* view() const;
   // Series names in legend order (one per kernel + workgroup shape + tunables, e.g.
   // "gemm.block_tiling 16x16 BK=4 BN=4"; CPU kernels without the shape: "cpu.gemm.openblas").
   QStringList seriesNames() const;
-  // The (x, y) points of a named series, in x order (for tests).
+  // The (x, y) points of a named series as plotted in the current metric, in x order (for tests).
   QList<QPointF> seriesPoints(const QString& name) const;
   int failedPointCount() const;  // failed/unverified points drawn as such
   // Render to image files. size = logical pixels, scale = device pixel ratio (2 => image is 2x size,
@@ -60,9 +86,11 @@ class ChartPanel : public QWidget {
   std::unique_ptr<Impl> d_;
 };
 
-double sizeAxisValue(const ks::ProblemSize& s);  // N for squares, cbrt(M*N*K) otherwise
-QString seriesName(const ks::PlanItem& item);    // as above
-// The hover text of a point: kernel, params, size, times, GFLOPS, CV, verification (plain text lines).
+// The x value of a size: the geometric mean of the dimensions that are not 1, so dot {1,N,1} -> N,
+// gemv {M,N,1} -> sqrt(M*N), gemm {M,N,K} -> cbrt(M*N*K) (N for squares).
+double sizeAxisValue(const ks::ProblemSize& s);
+QString seriesName(const ks::PlanItem& item);  // as above
+// The hover text of a point: kernel, params, size, times, GFLOPS, GB/s, CV, verification (plain text lines).
 QString measurementToolTip(const ks::Measurement& m);
 
 }  // namespace ks::ui

@@ -311,7 +311,7 @@ void MainWindow::refreshKernelTree() {
         if (!dev)
           why = devices_.empty() ? "no Vulkan device" : "no device open";
         else
-          why = ks::checkPoint(*k, {256, 256, 256}, k->defaultParams(), dev);
+          why = ks::checkPoint(*k, ks::problemSize(*k, {256}).value(), k->defaultParams(), dev);
       }
       QString tip = QString("<b>%1</b><br>%2<br><i>%3</i><br>Origin: %4<br>Constraints: %5")
                         .arg(QString::fromStdString(k->id), QString::fromStdString(k->title),

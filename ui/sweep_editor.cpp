@@ -124,7 +124,7 @@ void SweepEditor::revalidate() {
 
   // Sizes.
   QString sizeError;
-  auto sizes = ks::parseMnkList(sizes_->text().remove(' ').toStdString());
+  auto sizes = ks::parseSizeSpecs(sizes_->text().remove(' ').toStdString());
   if (!sizes)
     sizeError = QString::fromStdString(sizes.error().message);
   else

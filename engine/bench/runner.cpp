@@ -29,12 +29,6 @@ Result<PointStatus> parsePointStatus(const std::string& s) {
   return makeError("unknown point status '" + s + "'");
 }
 
-void fillRandom(std::vector<float>& v, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> mag(1.0f / 64, 1.0f);
-  for (auto& x : v) x = (rng() & 1) ? mag(rng) : -mag(rng);
-}
-
 namespace {
 // Warm-up runs `plan.warmup` times and for at least `plan.warmup_ms`; a
 // warm-up of 0 turns both off.
@@ -46,40 +40,15 @@ bool warmupWanted(const Plan& plan, uint32_t done, std::chrono::steady_clock::ti
 }
 }  // namespace
 
-struct Runner::Problem {
-  ProblemSize size;
-  uint64_t seed = 0;
-  std::vector<float> a, b, ref;
-  bool has_ref = false;
-};
-
 Runner::Runner(vk::Device* device) : device_(device) {}
 Runner::~Runner() = default;
 
-const Runner::Problem& Runner::problem(const ProblemSize& size, uint64_t seed) {
-  if (problem_ && problem_->size == size && problem_->seed == seed) return *problem_;
-  problem_.reset();  // free the old inputs before allocating the new ones
-  auto p = std::make_unique<Problem>();
-  p->size = size;
-  p->seed = seed;
-  p->a.resize(size.m * size.k);
-  p->b.resize(size.k * size.n);
-  // Each matrix gets its own stream, derived from the plan seed and the size.
-  const uint64_t base = seed * 0x9E3779B97F4A7C15ull ^ (size.m << 40) ^ (size.n << 20) ^ size.k;
-  fillRandom(p->a, base ^ 0xA);
-  fillRandom(p->b, base ^ 0xB);
-  problem_ = std::move(p);
-  return *problem_;
-}
-
-const std::vector<float>& Runner::reference(const Problem& p) {
-  auto& mp = const_cast<Problem&>(p);
-  if (!mp.has_ref) {
-    mp.ref.assign(p.size.m * p.size.n, 0.0f);
-    cpu::gemmOpenBlas(p.a.data(), p.b.data(), mp.ref.data(), p.size, Params{});
-    mp.has_ref = true;
-  }
-  return mp.ref;
+Workload& Runner::workload(const KernelInfo& kernel, const PlanItem& item, const Plan& plan) {
+  const std::string key = workloadKey(kernel, item.size, item.params, plan.seed);
+  if (workload_ && workload_->key() == key) return *workload_;
+  workload_.reset();  // free the old inputs before making the new ones
+  workload_ = makeWorkload(kernel, item.size, item.params, plan.seed);
+  return *workload_;
 }
 
 std::vector<Measurement> Runner::run(const Plan& plan, const RunCallbacks& cb, const std::atomic<bool>& cancel) {
@@ -93,7 +62,7 @@ std::vector<Measurement> Runner::run(const Plan& plan, const RunCallbacks& cb, c
     if (cb.progress) cb.progress(i + 1, total);
     if (out.back().status == PointStatus::Cancelled) break;
   }
-  problem_.reset();
+  workload_.reset();
   return out;
 }
 
@@ -106,13 +75,14 @@ Measurement Runner::runPoint(const PlanItem& item, const Plan& plan, const std::
     m.error = "unknown kernel " + item.kernel;
     return m;
   }
+  m.item.size.rank = kernel->size_rank;
   const vk::DeviceInfo* info = device_ ? &device_->info() : nullptr;
   if (kernel->backend == Backend::Vulkan && !device_) {
     m.status = PointStatus::Skipped;
     m.error = "unsupported: no Vulkan device";
     return m;
   }
-  if (auto why = checkPoint(*kernel, item.size, item.params, info)) {
+  if (auto why = checkPoint(*kernel, m.item.size, item.params, info)) {
     m.status = PointStatus::Skipped;
     m.error = *why;
     return m;
@@ -123,49 +93,25 @@ Measurement Runner::runPoint(const PlanItem& item, const Plan& plan, const std::
     return m;
   }
   try {
-    return kernel->backend == Backend::Vulkan ? runGpu(*kernel, item, plan, cancel)
-                                              : runCpu(*kernel, item, plan, cancel);
+    PlanItem sized = item;
+    sized.size = m.item.size;
+    return kernel->backend == Backend::Vulkan ? runGpu(*kernel, sized, plan, cancel)
+                                              : runCpu(*kernel, sized, plan, cancel);
   } catch (const std::bad_alloc&) {
     m.status = PointStatus::Failed;
     m.error = "out of host memory for size " + item.size.str();
-    problem_.reset();
+    workload_.reset();
     return m;
   }
 }
 
-void Runner::finish(Measurement& m, const KernelInfo& kernel, const std::vector<float>& c) {
+void Runner::finish(Measurement& m, const KernelInfo& kernel, Workload& w, const void* output) {
   m.stats = computeStats(m.samples_ns);
   if (m.stats.median > 0) {
     m.gflops = kernel.flops(m.item.size) / m.stats.median;  // FLOP per ns = GFLOP/s
-    m.gbps = kernel.bytes(m.item.size) / m.stats.median;
+    m.gbps = kernel.bytes(m.item.size, m.item.params) / m.stats.median;
   }
-  const Problem& p = problem(m.item.size, problem_->seed);
-  const double tol = kernel.tolerance(m.item.size);
-  auto maxAbs = [](const std::vector<float>& v) {
-    float x = 0;
-    for (float f : v) x = std::max(x, std::fabs(f));
-    return double(x);
-  };
-  const double scale = std::sqrt(double(p.size.k)) * maxAbs(p.a) * maxAbs(p.b);
-  if (kernel.id == "cpu.gemm.openblas") {
-    // The reference cannot check itself: compare sampled entries with a
-    // double-precision dot product instead.
-    std::mt19937_64 rng(p.seed ^ 0x5EED);
-    const size_t samples = std::min<size_t>(256, c.size());
-    std::vector<float> got(samples), want(samples);
-    for (size_t s = 0; s < samples; ++s) {
-      const uint64_t idx = samples == c.size() ? s : rng() % c.size();
-      got[s] = c[idx];
-      want[s] = float(cpu::gemmEntryDouble(p.a.data(), p.b.data(), p.size, idx / p.size.n, idx % p.size.n));
-    }
-    m.verification = judge(relativeFrobeniusError(got.data(), want.data(), samples),
-                           maxScaledError(got.data(), want.data(), samples, scale), tol,
-                           std::to_string(samples) + " sampled entries vs a double-precision dot product");
-  } else {
-    const auto& ref = reference(p);
-    m.verification = judge(relativeFrobeniusError(c.data(), ref.data(), c.size()),
-                           maxScaledError(c.data(), ref.data(), c.size(), scale), tol, "all entries vs OpenBLAS sgemm");
-  }
+  m.verification = verifyOutput(kernel, w, output, m.item.params);
   if (m.verification.status == VerifyStatus::Failed) {
     m.status = PointStatus::Failed;
     char buf[160];
@@ -188,37 +134,61 @@ Measurement Runner::runGpu(const KernelInfo& kernel, const PlanItem& item, const
   };
   if (!device_) return fail("no Vulkan device");
   if (device_->lost()) return fail("the device was lost earlier in this sweep");
-  const auto& s = item.size;
-  const Problem& p = problem(s, plan.seed);
+  const auto& dev = device_->info();
+  if (kernel.method_note) m.method = kernel.method_note(item.params, dev);
+  Workload& w = workload(kernel, item, plan);
 
-  auto a = device_->createBuffer(p.a.size() * 4, vk::Placement::DeviceLocal, "matrix A");
-  if (!a) return fail(a.error().message);
-  auto b = device_->createBuffer(p.b.size() * 4, vk::Placement::DeviceLocal, "matrix B");
-  if (!b) return fail(b.error().message);
-  auto c = device_->createBuffer(s.m * s.n * 4, vk::Placement::DeviceLocal, "matrix C");
-  if (!c) return fail(c.error().message);
-  if (auto st = device_->upload(*a, p.a.data(), p.a.size() * 4); !st) return fail(st.error().message);
-  if (auto st = device_->upload(*b, p.b.data(), p.b.size() * 4); !st) return fail(st.error().message);
-  // Poison: a kernel that leaves an element unwritten fails verification.
-  if (auto st = device_->fill(*c, 0x7FC00000u); !st) return fail(st.error().message);
+  // Buffers in binding order: inputs uploaded, the output poisoned with NaN so
+  // an element a kernel leaves unwritten fails verification.
+  std::vector<vk::Buffer> buffers;
+  std::vector<const vk::Buffer*> zero_each_run;
+  const auto specs = kernel.buffers(item.size, item.params);
+  buffers.reserve(specs.size());
+  size_t next_input = 0;
+  int output_index = -1;
+  for (const auto& spec : specs) {
+    auto b = device_->createBuffer(spec.bytes, vk::Placement::DeviceLocal, spec.name);
+    if (!b) return fail(b.error().message);
+    buffers.push_back(std::move(b.value()));
+    auto& buf = buffers.back();
+    Status st = Ok{};
+    if (spec.role == BufferRole::Input) {
+      const size_t which = spec.input >= 0 ? size_t(spec.input) : next_input++;
+      if (which >= w.inputs.size()) return fail("kernel " + kernel.id + " has more inputs than its workload");
+      const auto& data = w.inputs[which];
+      st = device_->upload(buf, data.data(), data.size());
+    } else if (spec.role == BufferRole::Output) {
+      output_index = int(buffers.size()) - 1;
+      st = device_->fill(buf, 0x7FC00000u);  // NaN as float; as double 0x7FC000007FC00000 is NaN too
+    } else {
+      st = device_->fill(buf, 0);
+    }
+    if (!st) return fail(st.error().message);
+  }
+  for (size_t i = 0; i < specs.size(); ++i)
+    if (specs[i].zero_each_run) zero_each_run.push_back(&buffers[i]);
+  if (output_index < 0) return fail("kernel " + kernel.id + " declares no output buffer");
 
-  vk::PipelineDesc desc;
-  desc.name = kernel.shader;
-  desc.source = shaderSource(kernel.shader);
-  if (desc.source.empty()) return fail("shader " + kernel.shader + " is not embedded in this build");
-  desc.defines = kernel.fixed_defines;
-  for (const auto& [k, v] : item.params.values) desc.defines.emplace_back(k, std::to_string(v));
-  desc.spec_constants = {item.params.wg.x, item.params.wg.y};
-  desc.buffer_count = 3;
-  desc.push_constant_bytes = 16;
-  auto pipeline = device_->pipeline(desc);
-  if (!pipeline) return fail(pipeline.error().message);
-
-  const uint32_t push[4] = {uint32_t(s.m), uint32_t(s.n), uint32_t(s.k), 0};
-  auto dispatch = device_->prepareDispatch(**pipeline, {&*a, &*b, &*c}, push, kernel.groups(s, item.params));
+  std::vector<vk::Device::RecordedStep> recorded;
+  for (const auto& step : dispatchSteps(kernel, item.size, item.params, dev)) {
+    vk::PipelineDesc desc;
+    desc.name = step.shader;
+    desc.source = shaderSource(step.shader);
+    if (desc.source.empty()) return fail("shader " + step.shader + " is not embedded in this build");
+    desc.defines = step.defines;
+    desc.spec_constants = step.spec_constants;
+    desc.buffer_count = uint32_t(buffers.size());
+    desc.push_constant_bytes = 32;
+    auto pipeline = device_->pipeline(desc);
+    if (!pipeline) return fail(pipeline.error().message);
+    recorded.push_back({*pipeline, step.groups, step.push});
+  }
+  std::vector<const vk::Buffer*> bound;
+  for (const auto& b : buffers) bound.push_back(&b);
+  auto dispatch = device_->prepareDispatch(recorded, bound, zero_each_run);
   if (!dispatch) return fail(dispatch.error().message);
 
-  const bool gpu_clock = device_->info().timestamps;
+  const bool gpu_clock = dev.timestamps;
   m.clock = gpu_clock ? "gpu_timestamp" : "wall";
   const auto warm_start = std::chrono::steady_clock::now();
   while (warmupWanted(plan, m.warmup_runs, warm_start)) {
@@ -242,13 +212,14 @@ Measurement Runner::runGpu(const KernelInfo& kernel, const PlanItem& item, const
     const double ns = gpu_clock ? t->gpu_ns : t->wall_ns;
     if (!(ns > 0))
       return fail("the timer did not advance over the dispatch (one tick is " +
-                  std::to_string(device_->info().timestamp_period_ns) + " ns): the kernel is too short to time");
+                  std::to_string(dev.timestamp_period_ns) + " ns): the kernel is too short to time");
     m.samples_ns.push_back(ns);
     if (gpu_clock) m.wall_ns.push_back(t->wall_ns);
   }
-  std::vector<float> out(s.m * s.n);
-  if (auto st = device_->download(*c, out.data(), out.size() * 4); !st) return fail(st.error().message);
-  finish(m, kernel, out);
+  std::vector<uint8_t> out(w.outputBytes());
+  if (auto st = device_->download(buffers[size_t(output_index)], out.data(), out.size()); !st)
+    return fail(st.error().message);
+  finish(m, kernel, w, out.data());
   return m;
 }
 
@@ -257,8 +228,14 @@ Measurement Runner::runCpu(const KernelInfo& kernel, const PlanItem& item, const
   Measurement m;
   m.item = item;
   m.clock = "wall";
-  const Problem& p = problem(item.size, plan.seed);
-  std::vector<float> c(item.size.m * item.size.n, std::numeric_limits<float>::quiet_NaN());
+  Workload& w = workload(kernel, item, plan);
+  const auto inputs = w.inputPointers();
+  std::vector<uint8_t> out(w.outputBytes());
+  // Poison: NaN in either precision.
+  for (size_t i = 0; i + 4 <= out.size(); i += 4) {
+    const uint32_t nan = 0x7FC00000u;
+    std::memcpy(out.data() + i, &nan, 4);
+  }
   const auto warm_start = std::chrono::steady_clock::now();
   bool warming = true;
   while (m.samples_ns.size() < plan.reps) {
@@ -269,14 +246,14 @@ Measurement Runner::runCpu(const KernelInfo& kernel, const PlanItem& item, const
     }
     warming = warming && warmupWanted(plan, m.warmup_runs, warm_start);
     const auto t0 = std::chrono::steady_clock::now();
-    kernel.cpu(p.a.data(), p.b.data(), c.data(), item.size, item.params);
+    kernel.cpu(inputs, out.data(), item.size, item.params);
     const auto t1 = std::chrono::steady_clock::now();
     if (warming)
       ++m.warmup_runs;
     else
       m.samples_ns.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
   }
-  finish(m, kernel, c);
+  finish(m, kernel, w, out.data());
   return m;
 }
 

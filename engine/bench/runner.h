@@ -10,6 +10,7 @@
 #include "engine/bench/statistics.h"
 #include "engine/bench/sweep.h"
 #include "engine/bench/verify.h"
+#include "engine/kernels/workload.h"
 #include "engine/vulkan/context.h"
 
 namespace ks {
@@ -23,6 +24,7 @@ struct Measurement {
   PointStatus status = PointStatus::Ok;
   std::string error;               // why it failed / was skipped
   std::string clock;               // "gpu_timestamp" or "wall"
+  std::string method;              // how it ran where that depends on the device (e.g. which atomic)
   std::vector<double> samples_ns;  // one per timed repetition, on `clock`
   std::vector<double> wall_ns;     // host submit-to-fence beside GPU samples
   uint32_t warmup_runs = 0;        // untimed runs done before the samples
@@ -49,19 +51,14 @@ class Runner {
   Measurement runPoint(const PlanItem& item, const Plan& plan, const std::atomic<bool>& cancel);
 
  private:
-  struct Problem;
-  const Problem& problem(const ProblemSize& size, uint64_t seed);
-  const std::vector<float>& reference(const Problem& p);
+  Workload& workload(const KernelInfo& kernel, const PlanItem& item, const Plan& plan);
   Measurement runGpu(const KernelInfo& kernel, const PlanItem& item, const Plan& plan, const std::atomic<bool>& cancel);
   Measurement runCpu(const KernelInfo& kernel, const PlanItem& item, const Plan& plan, const std::atomic<bool>& cancel);
-  void finish(Measurement& m, const KernelInfo& kernel, const std::vector<float>& c);
+  void finish(Measurement& m, const KernelInfo& kernel, Workload& w, const void* output);
 
   vk::Device* device_;
-  std::unique_ptr<Problem> problem_;  // the inputs of the last size (shared by its kernels)
+  std::unique_ptr<Workload> workload_;  // the inputs of the last point (shared by kernels of a size)
 };
-
-// Seeded uniform values in [-1, -1/64] u [1/64, 1]: never zero, never tiny.
-void fillRandom(std::vector<float>& v, uint64_t seed);
 
 struct DispatchOverhead {
   Stats submit;    // an empty vkQueueSubmit, submit to fence, in ns

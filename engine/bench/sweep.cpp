@@ -103,6 +103,32 @@ Result<std::vector<ProblemSize>> parseMnkList(const std::string& text) {
   return out;
 }
 
+Result<std::vector<SizeSpec>> parseSizeSpecs(const std::string& text) {
+  std::vector<SizeSpec> out;
+  if (text.empty()) return makeError("no sizes given");
+  for (const auto& item : split(text, ',')) {
+    if (item.empty()) return makeError("empty size in the list");
+    const auto parts = split(item, 'x');
+    // Plain sizes and ranges (a geometric range has an 'x' too) are single numbers.
+    if (parts.size() == 1 || item.find(':') != std::string::npos) {
+      auto sizes = parseSizeList(item);
+      if (!sizes) return sizes.error();
+      for (auto s : *sizes) out.push_back({s});
+      continue;
+    }
+    if (parts.size() > 3)
+      return makeError("malformed size '" + item + "' (expected N, MxN or MxNxK, e.g. 1024x768x512)");
+    SizeSpec spec;
+    for (const auto& part : parts) {
+      auto v = parseSize(part);
+      if (!v) return makeError("in '" + item + "': " + v.error().message);
+      spec.dims.push_back(*v);
+    }
+    out.push_back(spec);
+  }
+  return out;
+}
+
 Result<std::vector<WorkgroupShape>> parseShapeList(const std::string& text) {
   std::vector<WorkgroupShape> out;
   if (text.empty()) return makeError("no workgroup shapes given");
@@ -128,7 +154,7 @@ Result<std::pair<std::string, std::vector<int>>> parseParamSweep(const std::stri
   return std::make_pair(name, values);
 }
 
-Result<std::vector<PlanItem>> buildPlan(const SweepSpec& spec) {
+Result<std::vector<PlanItem>> buildPlan(const SweepSpec& spec, std::vector<std::string>* notes) {
   if (spec.kernels.empty()) return makeError("no kernels selected");
   if (spec.sizes.empty()) return makeError("no sizes selected");
   for (const auto& [name, values] : spec.params) {
@@ -148,8 +174,14 @@ Result<std::vector<PlanItem>> buildPlan(const SweepSpec& spec) {
   }
 
   std::vector<PlanItem> items;
-  for (const auto& size : spec.sizes)
+  std::map<const KernelInfo*, int> fitted;
+  for (const auto& sizeSpec : spec.sizes)
     for (const auto* k : spec.kernels) {
+      // A size form a family does not take (MxNxK for a dot product) is left out for that kernel.
+      auto mapped = problemSize(*k, sizeSpec);
+      if (!mapped) continue;
+      const ProblemSize size = *mapped;
+      ++fitted[k];
       std::vector<WorkgroupShape> shapes;
       if (!k->uses_workgroup)
         shapes = {WorkgroupShape{1, 1, 1}};
@@ -182,6 +214,15 @@ Result<std::vector<PlanItem>> buildPlan(const SweepSpec& spec) {
           if (items.size() > kMaxPoints) return makeError("the sweep has more than 100000 points");
         }
     }
+  std::string firstWhy;
+  for (const auto* k : spec.kernels)
+    if (!fitted.count(k)) {
+      auto why = problemSize(*k, spec.sizes.front());
+      const std::string text = why ? k->id + ": none of the sizes fit" : why.error().message;
+      if (firstWhy.empty()) firstWhy = text;
+      if (notes) notes->push_back(text + "; left out");
+    }
+  if (items.empty()) return makeError(firstWhy.empty() ? "the sweep is empty" : firstWhy);
   return items;
 }
 

@@ -30,18 +30,23 @@ struct Plan {
 Result<std::vector<uint64_t>> parseSizeList(const std::string& text);
 // "1024x768x512,3000x5000x4000" (M x N x K) or plain sizes for squares.
 Result<std::vector<ProblemSize>> parseMnkList(const std::string& text);
+// "N", "MxN" or "MxNxK" items and ranges of N; each family maps them (see problemSize()).
+Result<std::vector<SizeSpec>> parseSizeSpecs(const std::string& text);
 Result<std::vector<WorkgroupShape>> parseShapeList(const std::string& text);
 // "BK=4,8" -> {"BK", {4, 8}}
 Result<std::pair<std::string, std::vector<int>>> parseParamSweep(const std::string& text);
 
 struct SweepSpec {
   std::vector<const KernelInfo*> kernels;
-  std::vector<ProblemSize> sizes;
+  std::vector<SizeSpec> sizes;
   std::vector<WorkgroupShape> shapes;  // empty: each kernel's default
   std::map<std::string, std::vector<int>> params;
 };
 
-// Sizes outermost (inputs and the reference are shared by every kernel at a size).
-Result<std::vector<PlanItem>> buildPlan(const SweepSpec& spec);
+// Sizes outermost (inputs and the reference are shared by every kernel at a
+// size). A size form a kernel's family does not take is left out for that
+// kernel; a kernel no size fits is left out with a note (an error when no
+// kernel is left).
+Result<std::vector<PlanItem>> buildPlan(const SweepSpec& spec, std::vector<std::string>* notes = nullptr);
 
 }  // namespace ks

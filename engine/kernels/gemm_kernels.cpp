@@ -10,11 +10,22 @@ namespace {
 uint32_t ceilDiv(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
 
 double gemmFlops(const ProblemSize& s) { return 2.0 * double(s.m) * double(s.n) * double(s.k); }
-double gemmBytes(const ProblemSize& s) { return 4.0 * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n); }
-std::vector<std::pair<std::string, uint64_t>> gemmBuffers(const ProblemSize& s) {
-  return {{"matrix A", 4 * s.m * s.k}, {"matrix B", 4 * s.k * s.n}, {"matrix C", 4 * s.m * s.n}};
+double gemmBytes(const ProblemSize& s, const Params&) {
+  return 4.0 * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n);
 }
-double gemmFp32Tolerance(const ProblemSize& s) { return gemmTolerance(s.k); }
+std::vector<BufferSpec> gemmBuffers(const ProblemSize& s, const Params&) {
+  return {{"matrix A", 4 * s.m * s.k, BufferRole::Input},
+          {"matrix B", 4 * s.k * s.n, BufferRole::Input},
+          {"matrix C", 4 * s.m * s.n, BufferRole::Output}};
+}
+double gemmFp32Tolerance(const ProblemSize& s, const Params&) { return gemmTolerance(s.k); }
+
+// CPU gemm functions take typed pointers; the registry hands them the workload's buffers.
+CpuFn cpuGemm(void (*fn)(const float*, const float*, float*, const ProblemSize&, const Params&)) {
+  return [fn](const std::vector<const void*>& in, void* out, const ProblemSize& s, const Params& p) {
+    fn(static_cast<const float*>(in[0]), static_cast<const float*>(in[1]), static_cast<float*>(out), s, p);
+  };
+}
 
 std::optional<std::string> requireSquareWorkgroup(const Params& p) {
   if (p.wg.x != p.wg.y || p.wg.z != 1)
@@ -47,11 +58,12 @@ KernelInfo gpuGemm(std::string id, std::string title, std::string shader) {
   k.bytes = gemmBytes;
   k.buffers = gemmBuffers;
   k.tolerance = gemmFp32Tolerance;
+  k.workload = "gemm";
   k.constraints = "any M, N, K";
   return k;
 }
 
-KernelInfo cpuGemm(std::string id, std::string title, CpuGemmFn fn) {
+KernelInfo cpuGemmKernel(std::string id, std::string title, CpuFn fn) {
   KernelInfo k;
   k.id = std::move(id);
   k.family = "gemm";
@@ -62,8 +74,9 @@ KernelInfo cpuGemm(std::string id, std::string title, CpuGemmFn fn) {
   k.flops = gemmFlops;
   k.bytes = gemmBytes;
   k.tolerance = gemmFp32Tolerance;
+  k.workload = "gemm";
   k.constraints = "any M, N, K";
-  k.cpu = fn;
+  k.cpu = std::move(fn);
   return k;
 }
 
@@ -166,13 +179,13 @@ void registerGemmKernels(std::vector<KernelInfo>& out) {
     out.push_back(std::move(k));
   }
   {
-    auto k = cpuGemm("cpu.gemm.naive", "CPU triple loop, one thread", cpu::gemmNaive);
+    auto k = cpuGemmKernel("cpu.gemm.naive", "CPU triple loop, one thread", cpuGemm(cpu::gemmNaive));
     k.description = "i-j-k loops; B is walked down its columns.";
     k.origin = "seed 000 Naive CPU";
     out.push_back(std::move(k));
   }
   {
-    auto k = cpuGemm("cpu.gemm.blocked", "CPU cache-blocked, all cores", cpu::gemmBlocked);
+    auto k = cpuGemmKernel("cpu.gemm.blocked", "CPU cache-blocked, all cores", cpuGemm(cpu::gemmBlocked));
     k.description =
         "BLOCK x BLOCK tiles in i-k-j order so the inner loop vectorizes; row blocks "
         "are spread over all hardware threads.";
@@ -181,7 +194,8 @@ void registerGemmKernels(std::vector<KernelInfo>& out) {
     out.push_back(std::move(k));
   }
   {
-    auto k = cpuGemm("cpu.gemm.openblas", "OpenBLAS cblas_sgemm", cpu::gemmOpenBlas);
+    auto k = cpuGemmKernel("cpu.gemm.openblas", "OpenBLAS cblas_sgemm", cpuGemm(cpu::gemmOpenBlas));
+    k.reference_is_self = true;
     k.description = "The BLAS baseline; also the reference every other gemm is verified against.";
     k.origin = "seed 000 Accelerate sgemm; seed 001 MPS";
     out.push_back(std::move(k));

@@ -10,8 +10,16 @@
 namespace ks {
 
 std::string ProblemSize::str() const {
+  if (rank == 1) return std::to_string(n);
+  if (rank == 2) return m == n ? std::to_string(m) : std::to_string(m) + "x" + std::to_string(n);
   if (m == n && n == k) return std::to_string(m);
   return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+}
+
+std::string SizeSpec::str() const {
+  std::string s;
+  for (auto d : dims) s += (s.empty() ? "" : "x") + std::to_string(d);
+  return s;
 }
 
 std::string WorkgroupShape::str() const {
@@ -67,7 +75,45 @@ Params KernelInfo::defaultParams() const {
   return p;
 }
 
-Registry::Registry() { registerGemmKernels(kernels_); }
+Registry::Registry() {
+  registerGemmKernels(kernels_);
+  registerGemvKernels(kernels_);
+  registerDotKernels(kernels_);
+}
+
+std::vector<DispatchStep> dispatchSteps(const KernelInfo& kernel, const ProblemSize& size, const Params& params,
+                                        const vk::DeviceInfo& device) {
+  if (kernel.steps) return kernel.steps(size, params, device);
+  DispatchStep step;
+  step.shader = kernel.shader;
+  step.defines = kernel.fixed_defines;
+  for (const auto& [k, v] : params.values) step.defines.emplace_back(k, std::to_string(v));
+  step.spec_constants = {params.wg.x, params.wg.y, params.wg.z};
+  step.groups = kernel.groups(size, params);
+  step.push = {uint32_t(size.m), uint32_t(size.n), uint32_t(size.k), 0};
+  return {step};
+}
+
+Result<ProblemSize> problemSize(const KernelInfo& kernel, const SizeSpec& spec) {
+  const auto& d = spec.dims;
+  ProblemSize s;
+  s.rank = kernel.size_rank;
+  if (kernel.size_rank == 3 && d.size() == 1) {
+    s.m = s.n = s.k = d[0];
+  } else if (kernel.size_rank == 3 && d.size() == 3) {
+    s.m = d[0], s.n = d[1], s.k = d[2];
+  } else if (kernel.size_rank == 2 && d.size() == 1) {
+    s.m = s.n = d[0], s.k = 1;
+  } else if (kernel.size_rank == 2 && d.size() == 2) {
+    s.m = d[0], s.n = d[1], s.k = 1;
+  } else if (kernel.size_rank == 1 && d.size() == 1) {
+    s.m = 1, s.n = d[0], s.k = 1;
+  } else {
+    static const char* forms[] = {"", "N (elements)", "N or MxN", "N or MxNxK"};
+    return makeError(kernel.id + " takes sizes " + forms[kernel.size_rank] + ", not " + spec.str());
+  }
+  return s;
+}
 
 const Registry& Registry::instance() {
   static const Registry registry;
@@ -135,6 +181,8 @@ std::optional<std::string> checkPoint(const KernelInfo& kernel, const ProblemSiz
   }
   if (kernel.backend == Backend::Vulkan && params.wg.z != 1 && kernel.workgroup_dims < 3)
     return "workgroup " + params.wg.str() + ": " + kernel.id + " uses a 2-D workgroup (z must be 1)";
+  if (kernel.backend == Backend::Vulkan && params.wg.y != 1 && kernel.workgroup_dims < 2)
+    return "workgroup " + params.wg.str() + ": " + kernel.id + " uses a 1-D workgroup (write e.g. 256x1)";
   if (kernel.backend == Backend::Vulkan && device) {
     const auto& wg = params.wg;
     const std::array<uint32_t, 3> dims{wg.x, wg.y, wg.z};
@@ -154,12 +202,16 @@ std::optional<std::string> checkPoint(const KernelInfo& kernel, const ProblemSiz
   }
   if (kernel.check_params)
     if (auto why = kernel.check_params(params)) return why;
+  if (kernel.check_device && device)
+    if (auto why = kernel.check_device(params, *device)) return "unsupported: " + *why;
   if (kernel.check_size)
     if (auto why = kernel.check_size(size, params)) return why;
   // Buffers over the device's limits are refused before anything is allocated.
   if (kernel.backend == Backend::Vulkan && device && kernel.buffers) {
     auto mib = [](uint64_t b) { return std::to_string((b + (1 << 20) - 1) >> 20) + " MiB"; };
-    for (const auto& [name, bytes] : kernel.buffers(size)) {
+    for (const auto& buffer : kernel.buffers(size, params)) {
+      const std::string& name = buffer.name;
+      const uint64_t bytes = buffer.bytes;
       if (bytes > device->max_storage_buffer_range)
         return name + " needs " + mib(bytes) + ", over this device's maxStorageBufferRange (" +
                mib(device->max_storage_buffer_range) + ")";

@@ -22,8 +22,33 @@ struct Tunable {
   std::string help;
 };
 
-// CPU kernels compute C = A * B on host memory.
-using CpuGemmFn = void (*)(const float* a, const float* b, float* c, const ProblemSize& size, const Params& params);
+// CPU kernels read the workload's inputs and write its output in host memory.
+using CpuFn = std::function<void(const std::vector<const void*>& inputs, void* output, const ProblemSize& size,
+                                 const Params& params)>;
+
+enum class BufferRole { Input, Output, Scratch };
+
+// A device buffer of a point, bound in list order (binding 0, 1, ...). Inputs
+// take the workload's inputs in order; the output is poisoned with NaN before
+// the point; `zero_each_run` buffers (accumulators, counters) are cleared
+// before every dispatch, outside the timed region.
+struct BufferSpec {
+  std::string name;
+  uint64_t bytes = 0;
+  BufferRole role = BufferRole::Input;
+  bool zero_each_run = false;
+  int input = -1;  // which workload input an Input buffer takes; -1: the next one
+};
+
+// One dispatch of a point. A point with several (two-pass reductions) is
+// timed as a whole, with a barrier between the steps.
+struct DispatchStep {
+  std::string shader;
+  std::vector<std::pair<std::string, std::string>> defines;
+  std::vector<uint32_t> spec_constants;
+  std::array<uint32_t, 3> groups{1, 1, 1};
+  std::vector<uint32_t> push;  // push-constant words (at most 8)
+};
 
 struct KernelInfo {
   std::string id;  // family.variant, e.g. gemm.tiled_shared
@@ -35,8 +60,10 @@ struct KernelInfo {
   std::string shader;                                              // file under shaders/ (Vulkan only)
   std::vector<std::pair<std::string, std::string>> fixed_defines;  // a shader shared by variants
   std::vector<Tunable> tunables;
+  uint32_t size_rank = 3;  // 3: M x N x K (gemm), 2: M x N (gemv), 1: N (dot)
+  std::string workload;    // inputs, reference and checks: "gemm", "gemv" or "dot"
   bool uses_workgroup = true;
-  uint32_t workgroup_dims = 2;  // shaders read local_size x and y only
+  uint32_t workgroup_dims = 2;  // shaders read local_size x (and y) only
   WorkgroupShape default_wg{16, 16, 1};
   std::string constraints;  // human summary, e.g. "M, N, K multiples of 4"
   std::vector<std::string> required_extensions;
@@ -45,15 +72,27 @@ struct KernelInfo {
   std::function<std::optional<std::string>(const ProblemSize&, const Params&)> check_size;
   // Kernel-specific rules on parameters and workgroup shape (e.g. square tiles).
   std::function<std::optional<std::string>(const Params&)> check_params;
+  // Device features a point needs beyond extensions (fp64, atomics, subgroup operations).
+  std::function<std::optional<std::string>(const Params&, const vk::DeviceInfo&)> check_device;
+  // How the point runs on this device, where that depends on it (e.g. which atomic).
+  std::function<std::string(const Params&, const vk::DeviceInfo&)> method_note;
   std::function<uint64_t(const Params&)> shared_bytes;
   std::function<std::array<uint32_t, 3>(const ProblemSize&, const Params&)> groups;
   std::function<double(const ProblemSize&)> flops;
-  std::function<double(const ProblemSize&)> bytes;  // each input read once, output written once
-  // The device buffers a point needs (name, bytes), checked against the limits.
-  std::function<std::vector<std::pair<std::string, uint64_t>>(const ProblemSize&)> buffers;
-  // Verification tolerance for a size (relative error).
-  std::function<double(const ProblemSize&)> tolerance;
-  CpuGemmFn cpu = nullptr;
+  // Bytes moved: each input read once, the output written once.
+  std::function<double(const ProblemSize&, const Params&)> bytes;
+  // The device buffers of a point, checked against the limits before anything is allocated.
+  std::function<std::vector<BufferSpec>(const ProblemSize&, const Params&)> buffers;
+  // The dispatches of a point; unset = one dispatch of `shader` with the
+  // tunables as defines, the workgroup as specialization constants 0..2,
+  // `groups`, and push constants M, N, K.
+  std::function<std::vector<DispatchStep>(const ProblemSize&, const Params&, const vk::DeviceInfo&)> steps;
+  // Verification tolerance (relative error) of a point.
+  std::function<double(const ProblemSize&, const Params&)> tolerance;
+  // The reference is this kernel's own library call: check it against a
+  // double-precision spot check instead.
+  bool reference_is_self = false;
+  CpuFn cpu;
 
   const Tunable* tunable(const std::string& name) const;
   Params defaultParams() const;
@@ -81,8 +120,17 @@ std::optional<std::string> unsupportedReason(const KernelInfo& kernel, const vk:
 std::optional<std::string> checkPoint(const KernelInfo& kernel, const ProblemSize& size, const Params& params,
                                       const vk::DeviceInfo* device);
 
+// The dispatches of a point (the kernel's own, or the single default one).
+std::vector<DispatchStep> dispatchSteps(const KernelInfo& kernel, const ProblemSize& size, const Params& params,
+                                        const vk::DeviceInfo& device);
+
+// Maps a typed size onto this kernel's problem size, or says why it cannot.
+Result<ProblemSize> problemSize(const KernelInfo& kernel, const SizeSpec& spec);
+
 // Registration hooks, one per family file.
 void registerGemmKernels(std::vector<KernelInfo>& out);
+void registerGemvKernels(std::vector<KernelInfo>& out);
+void registerDotKernels(std::vector<KernelInfo>& out);
 
 // Text of a shader embedded at build time (empty if unknown).
 const std::string& shaderSource(const std::string& file);

@@ -163,6 +163,7 @@ PlanItem readItem(Reader& r, const json& j, const std::string& path, const Kerne
   }
   if (kernel_out) *kernel_out = kernel;
   if (const json* pj = r.field(j, path, "params")) item.params = readParams(r, *pj, path + ".params", kernel);
+  item.size.rank = kernel->size_rank;
   if (const json* sj = r.field(j, path, "size")) {
     item.size.m = r.uint(*sj, path + ".size", "m");
     item.size.n = r.uint(*sj, path + ".size", "n");
@@ -219,6 +220,8 @@ std::string sessionToJson(const Session& s) {
                   {"cv", m.stats.cv}};
     p["gflops"] = m.gflops;
     p["gbps"] = m.gbps;
+    if (k && k->bytes) p["bytes"] = k->bytes(m.item.size, m.item.params);
+    if (!m.method.empty()) p["method"] = m.method;
     p["verification"] = {{"status", verifyStatusName(m.verification.status)},
                          {"rel_error", numberOrNull(m.verification.rel_error)},
                          {"max_error", numberOrNull(m.verification.max_error)},
@@ -341,6 +344,7 @@ Result<Session> sessionFromJson(const std::string& text) {
     m.status = *status;
     m.error = r.str(pj, path, "error", false);
     m.warmup_runs = static_cast<uint32_t>(r.uint(pj, path, "warmup_runs", false));
+    m.method = r.str(pj, path, "method", false);
     if (const json* clock = r.field(pj, path, "clock"); clock && !clock->is_null()) {
       if (!clock->is_string() || (*clock != "gpu_timestamp" && *clock != "wall"))
         return makeError(path + ".clock: expected \"gpu_timestamp\" or \"wall\"");
@@ -380,7 +384,7 @@ Result<Session> sessionFromJson(const std::string& text) {
       if (!near(m.gflops, expect))
         return makeError(path + ".gflops: " + std::to_string(m.gflops) + " does not match the size and median time (" +
                          std::to_string(expect) + ")");
-      m.gbps = kernel->bytes(m.item.size) / m.stats.median;
+      m.gbps = kernel->bytes(m.item.size, m.item.params) / m.stats.median;
     }
     if (const json* v = r.field(pj, path, "verification")) {
       const std::string vp = path + ".verification";
@@ -411,10 +415,10 @@ Result<Session> sessionFromJson(const std::string& text) {
       if (auto why = checkPoint(*kernel, m.item.size, m.item.params, nullptr))
         return makeError(path + ".params: " + *why);
       if (m.verification.status == VerifyStatus::Ok && kernel->tolerance &&
-          !near(m.verification.tolerance, kernel->tolerance(m.item.size)))
+          !near(m.verification.tolerance, kernel->tolerance(m.item.size, m.item.params)))
         return makeError(path + ".verification.tolerance: " + std::to_string(m.verification.tolerance) +
                          " is not this kernel's tolerance for the size (" +
-                         std::to_string(kernel->tolerance(m.item.size)) + ")");
+                         std::to_string(kernel->tolerance(m.item.size, m.item.params)) + ")");
       if (m.clock == "gpu_timestamp" && kernel->backend == Backend::Cpu)
         return makeError(path + ".clock: a CPU kernel cannot be timed with GPU timestamps");
     }

@@ -196,6 +196,16 @@ DeviceInfo probe(VkPhysicalDevice pd, uint32_t index) {
   VkPhysicalDeviceFeatures features{};
   vkGetPhysicalDeviceFeatures(pd, &features);
   info.shader_float64 = features.shaderFloat64;
+  info.shader_int64 = features.shaderInt64;
+  if (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) info.subgroup_ops = subgroup.supportedOperations;
+  if (basic.apiVersion >= VK_API_VERSION_1_2) {
+    VkPhysicalDeviceVulkan12Features v12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    f2.pNext = &v12;
+    vkGetPhysicalDeviceFeatures2(pd, &f2);
+    info.int64_atomics = v12.shaderBufferInt64Atomics;
+    info.memory_model = v12.vulkanMemoryModel && v12.vulkanMemoryModelDeviceScope;
+  }
 
   uint32_t count = 0;
   vkEnumerateDeviceExtensionProperties(pd, nullptr, &count, nullptr);
@@ -203,6 +213,14 @@ DeviceInfo probe(VkPhysicalDevice pd, uint32_t index) {
   vkEnumerateDeviceExtensionProperties(pd, nullptr, &count, exts.data());
   for (const auto& e : exts) info.extensions.emplace_back(e.extensionName);
   std::sort(info.extensions.begin(), info.extensions.end());
+  if (info.hasExtension(VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME)) {
+    VkPhysicalDeviceShaderAtomicFloatFeaturesEXT af{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
+    VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    f2.pNext = &af;
+    vkGetPhysicalDeviceFeatures2(pd, &f2);
+    info.float32_atomic_add = af.shaderBufferFloat32AtomicAdd;
+    info.float64_atomic_add = af.shaderBufferFloat64AtomicAdd;
+  }
   return info;
 }
 
@@ -335,6 +353,11 @@ Result<std::unique_ptr<Device>> Device::create(std::shared_ptr<Instance> instanc
   self->info_ = *it;
   self->physical_ = instance->physical(index);
   vkGetPhysicalDeviceMemoryProperties(self->physical_, &self->memory_);
+  {
+    VkPhysicalDeviceProperties p{};
+    vkGetPhysicalDeviceProperties(self->physical_, &p);
+    self->physicalApi_ = p.apiVersion;
+  }
   self->queue_family_ = computeQueueFamily(self->physical_, nullptr);
   if (self->queue_family_ == UINT32_MAX) return makeError(self->info_.name + " has no compute queue");
 
@@ -346,14 +369,37 @@ Result<std::unique_ptr<Device>> Device::create(std::shared_ptr<Instance> instanc
 
   VkPhysicalDeviceFeatures supported{};
   vkGetPhysicalDeviceFeatures(self->physical_, &supported);
-  VkPhysicalDeviceFeatures enabled{};
-  enabled.shaderFloat64 = supported.shaderFloat64;
-  enabled.shaderInt64 = supported.shaderInt64;
+  // Enable what the kernels can use and the device has; the probe recorded it.
+  const auto& di = self->info_;
+  VkPhysicalDeviceFeatures2 enabled{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  enabled.features.shaderFloat64 = supported.shaderFloat64;
+  enabled.features.shaderInt64 = supported.shaderInt64;
+  VkPhysicalDeviceVulkan12Features v12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  v12.shaderBufferInt64Atomics = di.int64_atomics;
+  v12.vulkanMemoryModel = di.memory_model;
+  v12.vulkanMemoryModelDeviceScope = di.memory_model;
+  VkPhysicalDeviceShaderAtomicFloatFeaturesEXT atomicFloat{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
+  atomicFloat.shaderBufferFloat32AtomicAdd = di.float32_atomic_add;
+  atomicFloat.shaderBufferFloat64AtomicAdd = di.float64_atomic_add;
+  std::vector<const char*> extensions;
+  void** tail = &enabled.pNext;
+  if (VK_API_VERSION_MINOR(self->physicalApi_) >= 2 || VK_API_VERSION_MAJOR(self->physicalApi_) > 1) {
+    *tail = &v12;
+    tail = &v12.pNext;
+  }
+  if (di.float32_atomic_add || di.float64_atomic_add) {
+    extensions.push_back(VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
+    *tail = &atomicFloat;
+    tail = &atomicFloat.pNext;
+  }
 
   VkDeviceCreateInfo info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  info.pNext = &enabled;
   info.queueCreateInfoCount = 1;
   info.pQueueCreateInfos = &queue;
-  info.pEnabledFeatures = &enabled;
+  info.enabledExtensionCount = uint32_t(extensions.size());
+  info.ppEnabledExtensionNames = extensions.data();
   VkResult r = vkCreateDevice(self->physical_, &info, nullptr, &self->device_);
   if (r != VK_SUCCESS) return vkError(r, "cannot create a logical device on " + self->info_.name);
   vkGetDeviceQueue(self->device_, self->queue_family_, 0, &self->queue_);
@@ -656,42 +702,60 @@ Result<std::unique_ptr<TimedDispatch>> Device::prepareDispatch(const Pipeline& p
                                                                const std::vector<const Buffer*>& buffers,
                                                                const void* push_constants,
                                                                std::array<uint32_t, 3> groups) {
+  RecordedStep step{&pipeline, groups, {}};
+  if (push_constants && pipeline.push_constant_bytes) {
+    step.push.resize(pipeline.push_constant_bytes / 4);
+    std::memcpy(step.push.data(), push_constants, pipeline.push_constant_bytes);
+  }
+  return prepareDispatch({step}, buffers, {});
+}
+
+Result<std::unique_ptr<TimedDispatch>> Device::prepareDispatch(const std::vector<RecordedStep>& steps,
+                                                               const std::vector<const Buffer*>& buffers,
+                                                               const std::vector<const Buffer*>& zero_before) {
   if (lost_) return makeError("the device was lost", VK_ERROR_DEVICE_LOST);
-  for (int i = 0; i < 3; ++i)
-    if (groups[i] == 0 || groups[i] > info_.max_workgroup_count[i])
-      return makeError("dispatch of " + std::to_string(groups[i]) + " workgroups in dimension " + "xyz"[i] +
-                       std::string(" is outside this device's maxComputeWorkGroupCount (") +
-                       std::to_string(info_.max_workgroup_count[i]) + ")");
-  if (buffers.size() != pipeline.buffer_count) return makeError("buffer count does not match the pipeline");
+  if (steps.empty()) return makeError("nothing to dispatch");
+  for (const auto& step : steps) {
+    for (int i = 0; i < 3; ++i)
+      if (step.groups[i] == 0 || step.groups[i] > info_.max_workgroup_count[i])
+        return makeError("dispatch of " + std::to_string(step.groups[i]) + " workgroups in dimension " + "xyz"[i] +
+                         std::string(" is outside this device's maxComputeWorkGroupCount (") +
+                         std::to_string(info_.max_workgroup_count[i]) + ")");
+    if (buffers.size() != step.pipeline->buffer_count) return makeError("buffer count does not match the pipeline");
+  }
 
   std::unique_ptr<TimedDispatch> d(new TimedDispatch());
   d->device_ = this;
-  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, pipeline.buffer_count};
+  const uint32_t sets = uint32_t(steps.size());
+  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, uint32_t(buffers.size()) * sets};
   VkDescriptorPoolCreateInfo pi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-  pi.maxSets = 1;
+  pi.maxSets = sets;
   pi.poolSizeCount = 1;
   pi.pPoolSizes = &size;
   VkResult r = vkCreateDescriptorPool(device_, &pi, nullptr, &d->pool_);
   if (r != VK_SUCCESS) return fail(r, "vkCreateDescriptorPool");
-  VkDescriptorSetAllocateInfo si{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-  si.descriptorPool = d->pool_;
-  si.descriptorSetCount = 1;
-  si.pSetLayouts = &pipeline.set_layout;
-  VkDescriptorSet set = VK_NULL_HANDLE;
-  r = vkAllocateDescriptorSets(device_, &si, &set);
-  if (r != VK_SUCCESS) return fail(r, "vkAllocateDescriptorSets");
+  // One set per step: each pipeline has its own (identical) set layout.
+  std::vector<VkDescriptorSet> descriptor_sets(sets);
   std::vector<VkDescriptorBufferInfo> infos(buffers.size());
-  std::vector<VkWriteDescriptorSet> writes(buffers.size());
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    infos[i] = {buffers[i]->handle(), 0, VK_WHOLE_SIZE};
-    writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-    writes[i].dstSet = set;
-    writes[i].dstBinding = static_cast<uint32_t>(i);
-    writes[i].descriptorCount = 1;
-    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    writes[i].pBufferInfo = &infos[i];
+  for (size_t i = 0; i < buffers.size(); ++i) infos[i] = {buffers[i]->handle(), 0, VK_WHOLE_SIZE};
+  for (uint32_t s = 0; s < sets; ++s) {
+    VkDescriptorSetAllocateInfo si{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    si.descriptorPool = d->pool_;
+    si.descriptorSetCount = 1;
+    si.pSetLayouts = &steps[s].pipeline->set_layout;
+    r = vkAllocateDescriptorSets(device_, &si, &descriptor_sets[s]);
+    if (r != VK_SUCCESS) return fail(r, "vkAllocateDescriptorSets");
+    std::vector<VkWriteDescriptorSet> writes(buffers.size());
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+      writes[i].dstSet = descriptor_sets[s];
+      writes[i].dstBinding = static_cast<uint32_t>(i);
+      writes[i].descriptorCount = 1;
+      writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      writes[i].pBufferInfo = &infos[i];
+    }
+    vkUpdateDescriptorSets(device_, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
   }
-  vkUpdateDescriptorSets(device_, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
 
   if (info_.timestamps) {
     VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
@@ -712,25 +776,45 @@ Result<std::unique_ptr<TimedDispatch>> Device::prepareDispatch(const Pipeline& p
   if (r != VK_SUCCESS) return fail(r, "vkAllocateCommandBuffers");
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   vkBeginCommandBuffer(d->cmd_, &bi);
+  auto barrier = [&](VkAccessFlags src, VkAccessFlags dst, VkPipelineStageFlags from, VkPipelineStageFlags to) {
+    VkMemoryBarrier b{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    b.srcAccessMask = src;
+    b.dstAccessMask = dst;
+    vkCmdPipelineBarrier(d->cmd_, from, to, 0, 1, &b, 0, nullptr, 0, nullptr);
+  };
+  // Accumulators and counters start from zero every run; not timed.
+  if (!zero_before.empty()) {
+    barrier(VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+            VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT);
+    for (const Buffer* b : zero_before) vkCmdFillBuffer(d->cmd_, b->handle(), 0, VK_WHOLE_SIZE, 0);
+    barrier(VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+            VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
+  }
   if (d->queries_) {
     vkCmdResetQueryPool(d->cmd_, d->queries_, 0, 2);
     vkCmdWriteTimestamp(d->cmd_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, d->queries_, 0);
   }
-  vkCmdBindPipeline(d->cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.pipeline);
-  vkCmdBindDescriptorSets(d->cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout, 0, 1, &set, 0, nullptr);
-  if (pipeline.push_constant_bytes && push_constants)
-    vkCmdPushConstants(d->cmd_, pipeline.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, pipeline.push_constant_bytes,
-                       push_constants);
-  vkCmdDispatch(d->cmd_, groups[0], groups[1], groups[2]);
+  for (uint32_t s = 0; s < sets; ++s) {
+    const Pipeline& p = *steps[s].pipeline;
+    if (s > 0)  // the next pass reads what the previous one wrote
+      barrier(VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+              VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
+    vkCmdBindPipeline(d->cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
+    vkCmdBindDescriptorSets(d->cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &descriptor_sets[s], 0, nullptr);
+    if (p.push_constant_bytes) {
+      std::vector<uint32_t> words(p.push_constant_bytes / 4, 0);
+      std::copy_n(steps[s].push.begin(), std::min(words.size(), steps[s].push.size()), words.begin());
+      vkCmdPushConstants(d->cmd_, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, p.push_constant_bytes, words.data());
+    }
+    vkCmdDispatch(d->cmd_, steps[s].groups[0], steps[s].groups[1], steps[s].groups[2]);
+  }
   if (d->queries_) vkCmdWriteTimestamp(d->cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, d->queries_, 1);
   // Make the results visible to the host and to the next repetition.
-  VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-  barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-  barrier.dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_SHADER_READ_BIT;
-  vkCmdPipelineBarrier(
-      d->cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-      VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
-      &barrier, 0, nullptr, 0, nullptr);
+  barrier(
+      VK_ACCESS_SHADER_WRITE_BIT,
+      VK_ACCESS_HOST_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT,
+      VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+      VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
   r = vkEndCommandBuffer(d->cmd_);
   if (r != VK_SUCCESS) return fail(r, "vkEndCommandBuffer");
   return d;

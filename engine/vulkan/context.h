@@ -43,7 +43,16 @@ struct DeviceInfo {
   uint32_t timestamp_valid_bits = 0;
   double timestamp_period_ns = 0;
   bool shader_float64 = false;
+  bool shader_int64 = false;
+  bool float32_atomic_add = false;  // VK_EXT_shader_atomic_float, storage buffers
+  bool float64_atomic_add = false;
+  bool int64_atomics = false;  // shaderBufferInt64Atomics (compare-and-swap on doubles)
+  bool memory_model = false;   // vulkanMemoryModel + device scope
+  uint32_t subgroup_ops = 0;   // VkSubgroupFeatureFlags usable in compute
   std::vector<std::string> extensions;
+
+  bool hasSubgroupArithmetic() const { return subgroup_ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT; }
+  bool hasSubgroupShuffle() const { return subgroup_ops & VK_SUBGROUP_FEATURE_SHUFFLE_BIT; }
 
   bool hasExtension(const std::string& ext) const;
   bool isSoftware() const { return type == "cpu"; }
@@ -160,6 +169,16 @@ class Device {
   Result<std::unique_ptr<TimedDispatch>> prepareDispatch(const Pipeline& pipeline,
                                                          const std::vector<const Buffer*>& buffers,
                                                          const void* push_constants, std::array<uint32_t, 3> groups);
+  // Several dispatches timed as one point, with a barrier between them;
+  // `zero_before` buffers are cleared before every run, outside the timing.
+  struct RecordedStep {
+    const Pipeline* pipeline = nullptr;
+    std::array<uint32_t, 3> groups{1, 1, 1};
+    std::vector<uint32_t> push;
+  };
+  Result<std::unique_ptr<TimedDispatch>> prepareDispatch(const std::vector<RecordedStep>& steps,
+                                                         const std::vector<const Buffer*>& buffers,
+                                                         const std::vector<const Buffer*>& zero_before);
   // Submit-to-fence of an empty command buffer, for overhead measurement.
   Result<double> emptySubmitNs();
 
@@ -178,6 +197,7 @@ class Device {
   VkDevice device_ = VK_NULL_HANDLE;
   VkQueue queue_ = VK_NULL_HANDLE;
   uint32_t queue_family_ = 0;
+  uint32_t physicalApi_ = 0;
   VkCommandPool command_pool_ = VK_NULL_HANDLE;
   VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
   bool lost_ = false;

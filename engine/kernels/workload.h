@@ -1,0 +1,51 @@
+#pragma once
+// A workload: the seeded inputs of a point, its reference result and how an
+// output is judged against it. One per family (gemm, gemv, dot); kernels of a
+// family at the same size and precision share it.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/bench/verify.h"
+#include "engine/kernels/registry.h"
+
+namespace ks {
+
+struct Workload {
+  std::string family;
+  ProblemSize size;
+  uint64_t seed = 0;
+  int precision = 32;                        // 32: float, 64: double
+  int trans = 0;                             // gemv: 0 y = A x, 1 y = A^T x (x^T A)
+  std::vector<std::vector<uint8_t>> inputs;  // host copies, in binding order
+  size_t output_count = 0;                   // elements of the output
+  double scale = 1;                          // typical magnitude of one output (for the worst-element error)
+  double norm_floor = 0;                     // floor of ||reference|| in the relative error (a dot may be ~0)
+  uint64_t inner = 1;                        // reduction length (K, N or M): the error grows with it
+  std::vector<double> reference;             // computed on first use
+  bool has_reference = false;
+
+  size_t elementBytes() const { return precision == 64 ? 8 : 4; }
+  uint64_t outputBytes() const { return output_count * elementBytes(); }
+  std::vector<const void*> inputPointers() const;
+  std::string key() const;
+};
+
+int precisionOf(const Params& p);  // PREC tunable, 32 when absent
+std::string workloadKey(const KernelInfo& kernel, const ProblemSize& size, const Params& params, uint64_t seed);
+std::unique_ptr<Workload> makeWorkload(const KernelInfo& kernel, const ProblemSize& size, const Params& params,
+                                       uint64_t seed);
+const std::vector<double>& referenceOf(Workload& w);
+
+// Judges a kernel's output (float or double, output_count elements).
+Verification verifyOutput(const KernelInfo& kernel, Workload& w, const void* output, const Params& params);
+
+// Relative tolerance for a reduction of length `inner` in this precision.
+double reductionTolerance(uint64_t inner, int precision);
+
+// Seeded values in [-1, -1/64] u [1/64, 1]: never zero, never tiny.
+void fillRandom(std::vector<float>& v, uint64_t seed);
+void fillRandom(std::vector<double>& v, uint64_t seed);
+
+}  // namespace ks
