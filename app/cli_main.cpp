@@ -142,8 +142,10 @@ Engine openEngine(const std::string& spec, bool required) {
 }
 
 void printHostLine(const ks::cpu::HostInfo& h) {
-  std::printf("host: %s, %u logical cores; OpenBLAS core %s, %d threads\n", h.cpu_model.c_str(), h.logical_cores,
-              h.openblas_core.c_str(), h.openblas_threads);
+  std::printf("host: %s, %u logical cores (%s); OpenBLAS core %s, %d threads\n", h.cpu_model.c_str(), h.logical_cores,
+              h.cpu_features.empty() ? "no SIMD detected" : h.cpu_features.c_str(), h.openblas_core.c_str(),
+              h.openblas_threads);
+  if (!h.openblas_warning.empty()) std::printf("warning: %s\n", h.openblas_warning.c_str());
 }
 
 int cmdDevices(int argc, char** argv) {

@@ -74,3 +74,18 @@ TEST(Verify, MaxScaledErrorFindsOneBadElement) {
   c[9] = NAN;
   EXPECT_TRUE(std::isnan(maxScaledError(c.data(), ref.data(), c.size(), 10.0)));
 }
+
+#include "engine/cpu/cpu_info.h"
+
+TEST(OpenBlasCore, GenericCoreOnAnAvxCpuIsWarnedAbout) {
+  // This project's machines: OpenBLAS 0.3.21 picks Prescott on AVX-512 CPUs.
+  const std::string w = ks::cpu::openblasCoreWarning("Prescott", "sse4.2 avx avx2 fma avx512f");
+  EXPECT_NE(w.find("OPENBLAS_CORETYPE=SkylakeX"), std::string::npos) << w;
+  EXPECT_NE(w.find("AVX-512"), std::string::npos) << w;
+  EXPECT_NE(ks::cpu::openblasCoreWarning("Core2", "sse4.2 avx avx2 fma").find("OPENBLAS_CORETYPE=Haswell"),
+            std::string::npos);
+  // The right core, or an old CPU: nothing to say.
+  EXPECT_TRUE(ks::cpu::openblasCoreWarning("SkylakeX", "sse4.2 avx avx2 fma avx512f").empty());
+  EXPECT_TRUE(ks::cpu::openblasCoreWarning("Cooperlake", "sse4.2 avx avx2 fma avx512f").empty());
+  EXPECT_TRUE(ks::cpu::openblasCoreWarning("Prescott", "sse4.2").empty());
+}

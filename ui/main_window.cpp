@@ -295,6 +295,9 @@ void MainWindow::updateDevicePanel() {
                 .arg(host_.logical_cores)
                 .arg(QString::fromStdString(host_.openblas_core))
                 .arg(host_.openblas_threads);
+  if (!host_.openblas_warning.empty())
+    html += "<br><span style='color:#9a6700'>⚠ " + QString::fromStdString(host_.openblas_warning).toHtmlEscaped() +
+            "</span>";
   deviceLabel_->setText(html);
 }
 

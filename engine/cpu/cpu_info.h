@@ -9,8 +9,14 @@ struct HostInfo {
   std::string openblas_core;    // openblas_get_corename()
   int openblas_threads = 0;     // openblas_get_num_threads()
   std::string openblas_config;  // openblas_get_config()
+  std::string cpu_features;      // the SIMD the CPU has: "sse4.2 avx avx2 fma avx512f"
+  std::string openblas_warning;  // set when OpenBLAS picked a core far below the CPU
 };
 
 HostInfo hostInfo();
+
+// The warning for an OpenBLAS core that is generic for a CPU with these
+// features (empty when the core fits), naming the OPENBLAS_CORETYPE to use.
+std::string openblasCoreWarning(const std::string& core, const std::string& features);
 
 }  // namespace ks::cpu

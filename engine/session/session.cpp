@@ -189,7 +189,9 @@ std::string sessionToJson(const Session& s) {
                {"logical_cores", s.host.logical_cores},
                {"openblas_core", s.host.openblas_core},
                {"openblas_threads", s.host.openblas_threads},
-               {"openblas_config", s.host.openblas_config}};
+               {"openblas_config", s.host.openblas_config},
+               {"cpu_features", s.host.cpu_features},
+               {"openblas_warning", s.host.openblas_warning}};
   json items = json::array();
   for (const auto& it : s.plan.items) {
     const KernelInfo* k = Registry::instance().find(it.kernel);
@@ -306,6 +308,8 @@ Result<Session> sessionFromJson(const std::string& text) {
     s.host.openblas_core = r.str(*h, "host", "openblas_core", false);
     s.host.openblas_threads = static_cast<int>(r.uint(*h, "host", "openblas_threads", false));
     s.host.openblas_config = r.str(*h, "host", "openblas_config", false);
+    s.host.cpu_features = r.str(*h, "host", "cpu_features", false);
+    s.host.openblas_warning = r.str(*h, "host", "openblas_warning", false);
   }
   if (r.failed()) return makeError(r.error);
 
