@@ -4,6 +4,7 @@
 #include <QCommandLineParser>
 #include <QIcon>
 #include <cstdio>
+#include <map>
 
 #include "engine/session/session.h"
 #include "ui/chart_panel.h"
@@ -23,8 +24,13 @@ int exportCharts(const QCommandLineParser& args) {
     return 2;
   }
   const QString which = args.value("chart");
-  if (which != "gflops" && which != "time") {
-    std::fprintf(stderr, "kernelscope: error: --chart must be gflops or time, not '%s'\n", qPrintable(which));
+  const std::map<QString, ks::ui::Metric> metrics = {{"gflops", ks::ui::Metric::Gflops},
+                                                     {"gbps", ks::ui::Metric::Gbps},
+                                                     {"time", ks::ui::Metric::Time},
+                                                     {"relative", ks::ui::Metric::RelativeTime}};
+  if (!metrics.count(which)) {
+    std::fprintf(stderr, "kernelscope: error: --chart must be gflops, gbps, time or relative, not '%s'\n",
+                 qPrintable(which));
     return 2;
   }
   const QStringList wh = args.value("size").split('x');
@@ -41,9 +47,24 @@ int exportCharts(const QCommandLineParser& args) {
     std::fprintf(stderr, "kernelscope: error: --scale must be between 1 and 4\n");
     return 2;
   }
-  ks::ui::ChartPanel panel(which == "time" ? ks::ui::ChartKind::Time : ks::ui::ChartKind::Gflops);
+  ks::ui::ChartPanel panel(metrics.at(which));
   panel.resize(w, h);
+  panel.setLogY(args.isSet("log-y"));
   panel.setMeasurements(session->points);
+  if (which == "relative") {
+    const QStringList names = panel.seriesNames();
+    QString base = args.value("baseline");
+    if (base.isEmpty())
+      for (const QString& n : names)
+        if (n.contains("openblas")) base = n;
+    if (base.isEmpty() && !names.isEmpty()) base = names.first();
+    if (!names.contains(base)) {
+      std::fprintf(stderr, "kernelscope: error: no series '%s' in the session (series: %s)\n", qPrintable(base),
+                   qPrintable(names.join(", ")));
+      return 2;
+    }
+    panel.setBaseline(base);
+  }
   int rc = 0;
   if (args.isSet("export-png")) {
     const QString err = panel.exportPng(args.value("export-png"), QSize(w, h), scale);
@@ -89,7 +110,9 @@ int main(int argc, char** argv) {
   args.addPositionalArgument("session", "a session file to open");
   args.addOption({"export-png", "Render a chart of the session to a PNG file and exit.", "file"});
   args.addOption({"export-svg", "Render a chart of the session to an SVG file and exit.", "file"});
-  args.addOption({"chart", "Which chart to export: gflops or time.", "kind", "gflops"});
+  args.addOption({"chart", "Which chart to export: gflops, gbps, time or relative.", "kind", "gflops"});
+  args.addOption({"baseline", "The series the relative chart divides by (default: an OpenBLAS series).", "series"});
+  args.addOption({"log-y", "A log y axis (gflops, gbps, relative)."});
   args.addOption({"size", "Exported chart size in logical pixels.", "WxH", "1600x900"});
   args.addOption({"scale", "Pixel scale of the PNG (2 = twice the pixels, crisp).", "factor", "2"});
   args.process(app);

@@ -34,10 +34,14 @@ void EngineWorker::selectDevice(int index) {
     emit deviceOpened(device_->info());
     return;
   }
-  device_.reset();
+  // Open the new device before letting go of the old one: a failure keeps what works.
   auto dev = ks::vk::Device::create(instance_, static_cast<uint32_t>(index));
   if (!dev) {
     emit errorOccurred(tr("Cannot open device %1: %2").arg(index).arg(QString::fromStdString(dev.error().message)));
+    if (device_ && !device_->lost())
+      emit deviceOpened(device_->info());
+    else
+      emit deviceFailed();
     return;
   }
   device_ = std::move(dev.value());
@@ -45,7 +49,6 @@ void EngineWorker::selectDevice(int index) {
 }
 
 void EngineWorker::run(const ks::Plan& plan) {
-  cancel_.store(false);
   // A lost device is reopened so one crash does not end the session.
   if (device_ && device_->lost()) {
     const int index = int(device_->info().index);
@@ -56,7 +59,13 @@ void EngineWorker::run(const ks::Plan& plan) {
   ks::RunCallbacks cb;
   cb.point = [this](const ks::Measurement& m) { emit pointFinished(m); };
   cb.progress = [this](size_t done, size_t total) { emit progress(int(done), int(total)); };
-  runner.run(plan, cb, cancel_);
+  try {
+    runner.run(plan, cb, cancel_);
+  } catch (const std::exception& e) {
+    emit errorOccurred(tr("The sweep stopped on an internal error: %1").arg(e.what()));
+    emit runFinished(true);
+    return;
+  }
   emit runFinished(cancel_.load());
 }
 

@@ -19,6 +19,9 @@ class EngineWorker : public QObject {
   ~EngineWorker() override;
 
   void requestStop() { cancel_.store(true); }  // any thread
+  // The UI clears the flag before it queues a run, so a Stop pressed while the
+  // run waits in the queue is not lost.
+  void clearStop() { cancel_.store(false); }
 
  public slots:
   void initialize();               // enumerate devices, open the default one
@@ -28,6 +31,7 @@ class EngineWorker : public QObject {
  signals:
   void devicesReady(const std::vector<ks::vk::DeviceInfo>& devices, int selected, const ks::cpu::HostInfo& host);
   void deviceOpened(const ks::vk::DeviceInfo& device);
+  void deviceFailed();  // no device could be opened
   void pointFinished(const ks::Measurement& m);
   void progress(int done, int total);
   void runFinished(bool cancelled);

@@ -2,6 +2,7 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QCheckBox>
 #include <QClipboard>
 #include <QCloseEvent>
 #include <QComboBox>
@@ -28,6 +29,7 @@
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTableView>
+#include <QTimer>
 #include <QTreeWidget>
 #include <QVBoxLayout>
 #include <map>
@@ -62,6 +64,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(this, &MainWindow::requestRun, worker_, &EngineWorker::run);
   connect(worker_, &EngineWorker::devicesReady, this, &MainWindow::onDevicesReady);
   connect(worker_, &EngineWorker::deviceOpened, this, &MainWindow::onDeviceOpened);
+  connect(worker_, &EngineWorker::deviceFailed, this, [this] {
+    devicePending_ = false;
+    device_.reset();
+    sweep_->setDevice(device_);
+    updateDevicePanel();
+    refreshKernelTree();
+    emit deviceOpened();
+  });
   connect(worker_, &EngineWorker::pointFinished, this, &MainWindow::onPoint);
   connect(worker_, &EngineWorker::progress, this, &MainWindow::onProgress);
   connect(worker_, &EngineWorker::runFinished, this, &MainWindow::onRunFinished);
@@ -69,6 +79,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   engineThread_.setObjectName("engine");
   engineThread_.start();
   QMetaObject::invokeMethod(worker_, &EngineWorker::initialize, Qt::QueuedConnection);
+  setDirty(false);  // "Untitled — kernelscope"
 
   QSettings settings;
   if (!restoreGeometry(settings.value("window/geometry").toByteArray())) resize(1280, 800);
@@ -103,7 +114,10 @@ void MainWindow::buildUi() {
   deviceLayout->addWidget(deviceLabel_);
   connect(deviceBox_, &QComboBox::activated, this, [this](int row) {
     const int index = deviceBox_->itemData(row).toInt();
-    if (!running_ && index >= 0) emit requestDevice(index);
+    if (running_ || index < 0) return;
+    devicePending_ = true;
+    updateRunState();
+    emit requestDevice(index);
   });
 
   auto* kernelGroup = new QGroupBox(tr("Kernels"));
@@ -138,13 +152,12 @@ void MainWindow::buildUi() {
   sweep_ = new SweepEditor;
   sweepLayout->addWidget(sweep_);
   connect(sweep_, &SweepEditor::changed, this, [this] {
-    if (runButton_) runButton_->setEnabled(!running_ && sweep_->isValid());
+    if (runButton_) runButton_->setEnabled(!running_ && !devicePending_ && sweep_->isValid());
   });
 
   auto* buttons = new QHBoxLayout;
   runButton_ = new QPushButton(tr("Run"));
   runButton_->setObjectName("runButton");
-  runButton_->setShortcut(QKeySequence("Ctrl+R"));
   stopButton_ = new QPushButton(tr("Stop"));
   stopButton_->setObjectName("stopButton");
   stopButton_->setEnabled(false);
@@ -163,8 +176,46 @@ void MainWindow::buildUi() {
   tabs_->setObjectName("tabs");
   gflopsChart_ = new ChartPanel(ChartKind::Gflops);
   timeChart_ = new ChartPanel(ChartKind::Time);
-  tabs_->addTab(gflopsChart_, tr("GFLOPS"));
+  relativeChart_ = new ChartPanel(Metric::RelativeTime);
+  // A chart with its controls above it.
+  auto withControls = [](ChartPanel* chart, std::initializer_list<QWidget*> controls) {
+    auto* page = new QWidget;
+    auto* layout = new QVBoxLayout(page);
+    layout->setContentsMargins(0, 4, 0, 0);
+    auto* row = new QHBoxLayout;
+    for (QWidget* c : controls) row->addWidget(c);
+    row->addStretch();
+    layout->addLayout(row);
+    layout->addWidget(chart, 1);
+    return page;
+  };
+  metricBox_ = new QComboBox;
+  metricBox_->setObjectName("metricBox");
+  metricBox_->addItem(tr("GFLOPS"), int(Metric::Gflops));
+  metricBox_->addItem(tr("GB/s"), int(Metric::Gbps));
+  metricBox_->addItem(tr("Median time"), int(Metric::Time));
+  metricBox_->setToolTip(
+      tr("Compute-bound kernels (gemm) are judged in GFLOPS, bandwidth-bound ones (gemv, dot) in GB/s"));
+  connect(metricBox_, &QComboBox::currentIndexChanged, this, [this] {
+    gflopsChart_->setMetric(Metric(metricBox_->currentData().toInt()));
+    tabs_->setTabText(0, metricBox_->currentText());
+  });
+  auto* logY = new QCheckBox(tr("log y"));
+  logY->setToolTip(tr("A log y axis keeps slow series readable next to fast ones"));
+  connect(logY, &QCheckBox::toggled, this, [this](bool on) { gflopsChart_->setLogY(on); });
+  baselineBox_ = new QComboBox;
+  baselineBox_->setObjectName("baselineBox");
+  baselineBox_->setMinimumContentsLength(28);
+  baselineBox_->setPlaceholderText(tr("no series yet"));
+  connect(baselineBox_, &QComboBox::currentTextChanged, this, [this](const QString& name) {
+    if (!name.isEmpty()) relativeChart_->setBaseline(name);
+  });
+  auto* relLogY = new QCheckBox(tr("log y"));
+  connect(relLogY, &QCheckBox::toggled, this, [this](bool on) { relativeChart_->setLogY(on); });
+  tabs_->addTab(withControls(gflopsChart_, {new QLabel(tr("y axis:")), metricBox_, logY}), tr("GFLOPS"));
   tabs_->addTab(timeChart_, tr("Time (log-log)"));
+  tabs_->addTab(withControls(relativeChart_, {new QLabel(tr("relative to:")), baselineBox_, relLogY}),
+                tr("Relative time"));
   model_ = new ResultsModel(this);
   proxy_ = new QSortFilterProxyModel(this);
   proxy_->setSourceModel(model_);
@@ -236,6 +287,7 @@ void MainWindow::onDevicesReady(const std::vector<ks::vk::DeviceInfo>& devices, 
                                 const ks::cpu::HostInfo& host) {
   devices_ = devices;
   host_ = host;
+  devicePending_ = selected >= 0;  // the worker opens the default device next
   deviceBox_->clear();
   for (const auto& d : devices)
     deviceBox_->addItem(
@@ -252,6 +304,7 @@ void MainWindow::onDevicesReady(const std::vector<ks::vk::DeviceInfo>& devices, 
 }
 
 void MainWindow::onDeviceOpened(const ks::vk::DeviceInfo& device) {
+  devicePending_ = false;
   device_ = device;
   for (int i = 0; i < deviceBox_->count(); ++i)
     if (deviceBox_->itemData(i).toInt() == int(device.index)) deviceBox_->setCurrentIndex(i);
@@ -284,8 +337,10 @@ void MainWindow::updateDevicePanel() {
                 : tr("Timestamps: none (wall clock)<br>");
     html +=
         tr("Memory: %1 device-local, buffers ≤ %2<br>").arg(mib(d.device_local_bytes), mib(d.max_storage_buffer_range));
-  } else if (!devices_.empty()) {
+  } else if (!devices_.empty() && devicePending_) {
     html += tr("Opening the device…<br>");
+  } else if (!devices_.empty()) {
+    html += tr("<b>No device open.</b> %1<br>").arg(lastError_.toHtmlEscaped());
   } else {
     html += tr("<b>No Vulkan device.</b> Install mesa-vulkan-drivers for lavapipe.<br>");
   }
@@ -371,8 +426,10 @@ void MainWindow::updateRunState() {
   std::vector<const ks::KernelInfo*> kernels;
   for (const QString& id : checkedKernels()) kernels.push_back(ks::Registry::instance().find(id.toStdString()));
   sweep_->setKernels(kernels);
-  runButton_->setEnabled(!running_ && sweep_->isValid());
-  runButton_->setToolTip(sweep_->isValid() ? tr("Run the sweep (Ctrl+R)") : sweep_->errorText());
+  runButton_->setEnabled(!running_ && !devicePending_ && sweep_->isValid());
+  runButton_->setToolTip(devicePending_      ? tr("Opening the device…")
+                         : sweep_->isValid() ? tr("Run the sweep (Ctrl+R)")
+                                             : sweep_->errorText());
   stopButton_->setEnabled(running_);
   deviceBox_->setEnabled(!running_ && !devices_.empty());
 }
@@ -380,7 +437,7 @@ void MainWindow::updateRunState() {
 // ------------------------------------------------------------------ running
 
 void MainWindow::startRun() {
-  if (running_) return;
+  if (running_ || devicePending_) return;
   auto plan = sweep_->plan();
   if (!plan) {
     showError(tr("Cannot run"), sweep_->errorText());
@@ -394,8 +451,8 @@ void MainWindow::startRun() {
   session_.plan = *plan;
   path_.clear();
   model_->clear();
-  gflopsChart_->clear();
-  timeChart_->clear();
+  for (auto* c : charts()) c->clear();
+  refreshBaselines();
   running_ = true;
   setDirty(true);
   progress_->setRange(0, int(plan->items.size()));
@@ -405,6 +462,7 @@ void MainWindow::startRun() {
   runClock_.start();
   log(tr("Run: %1 points, %2 warm-up + %3 repetitions").arg(plan->items.size()).arg(plan->warmup).arg(plan->reps));
   updateRunState();
+  worker_->clearStop();  // before queueing: a Stop pressed from now on counts
   emit requestRun(*plan);
 }
 
@@ -416,11 +474,13 @@ void MainWindow::stopRun() {
 }
 
 void MainWindow::onPoint(const ks::Measurement& m) {
+  if (m.status == ks::PointStatus::Cancelled) return;  // not a result
+  setDirty(true);                                      // also after a Save during the run
   session_.points.push_back(m);
   model_->append(m);
   if (model_->rowCount() <= 3) table_->resizeColumnsToContents();  // settle widths early, then leave them
-  gflopsChart_->addMeasurement(m);
-  timeChart_->addMeasurement(m);
+  for (auto* c : charts()) c->addMeasurement(m);
+  refreshBaselines();
   log(QString::fromStdString(ks::formatPointLine(m, session_.points.size(), session_.plan.items.size())));
   if (m.error.find('\n') != std::string::npos) log(QString::fromStdString(m.error));
 }
@@ -470,13 +530,9 @@ void MainWindow::onProgress(int done, int total) {
 
 void MainWindow::onRunFinished(bool cancelled) {
   running_ = false;
-  // A cancelled point is not a result: keep only the finished ones.
-  auto& pts = session_.points;
-  pts.erase(std::remove_if(pts.begin(), pts.end(),
-                           [](const ks::Measurement& m) { return m.status == ks::PointStatus::Cancelled; }),
-            pts.end());
-  model_->setMeasurements(pts);
+  const auto& pts = session_.points;
   table_->resizeColumnsToContents();
+  if (pts.empty()) setDirty(false);  // nothing to save
   int failed = 0;
   for (const auto& m : pts) failed += m.status == ks::PointStatus::Failed;
   const QString summary = tr("%1 of %2 points done, %3 failed%4 in %5 s")
@@ -490,6 +546,7 @@ void MainWindow::onRunFinished(bool cancelled) {
   log(summary);
   updateRunState();
   emit runFinished(cancelled);
+  if (closePending_) close();
 }
 
 void MainWindow::onEngineError(const QString& message) {
@@ -527,8 +584,8 @@ void MainWindow::newSession() {
   session_ = ks::Session{};
   path_.clear();
   model_->clear();
-  gflopsChart_->clear();
-  timeChart_->clear();
+  for (auto* c : charts()) c->clear();
+  refreshBaselines();
   progress_->setValue(0);
   eta_->clear();
   setDirty(false);
@@ -541,16 +598,28 @@ bool MainWindow::openSession(const QString& path) {
   }
   auto s = ks::loadSession(path.toStdString());
   if (!s) {
+    if (!QFileInfo::exists(path)) {  // a recent file that is gone
+      QSettings settings;
+      QStringList recent = settings.value("recentFiles").toStringList();
+      recent.removeAll(QFileInfo(path).absoluteFilePath());
+      settings.setValue("recentFiles", recent);
+      rebuildRecentMenu();
+    }
     showError(tr("Cannot open session"), QString::fromStdString(s.error().message));
     return false;
   }
+  // An interrupted CLI run keeps its cancelled point; it is not a result.
+  auto& loaded = s->points;
+  loaded.erase(std::remove_if(loaded.begin(), loaded.end(),
+                              [](const ks::Measurement& m) { return m.status == ks::PointStatus::Cancelled; }),
+               loaded.end());
   if (!confirmDiscard()) return false;
   session_ = std::move(s.value());
   path_ = QFileInfo(path).absoluteFilePath();
   model_->setMeasurements(session_.points);
   table_->resizeColumnsToContents();
-  gflopsChart_->setMeasurements(session_.points);
-  timeChart_->setMeasurements(session_.points);
+  for (auto* c : charts()) c->setMeasurements(session_.points);
+  refreshBaselines();
   progress_->setRange(0, std::max(1, int(session_.plan.items.size())));
   progress_->setValue(int(session_.points.size()));
   progress_->setTextVisible(true);
@@ -591,12 +660,39 @@ bool MainWindow::saveAs() {
   QString path = QFileDialog::getSaveFileName(this, tr("Save session"), path_.isEmpty() ? "session.json" : path_,
                                               tr("kernelscope sessions (*.json)"));
   if (path.isEmpty()) return false;
-  if (!path.endsWith(".json")) path += ".json";
+  if (!path.endsWith(".json", Qt::CaseInsensitive)) {
+    path += ".json";  // the dialog did not ask about this name: ask now
+    if (QFileInfo::exists(path) && askBeforeDiscard_ &&
+        QMessageBox::question(this, tr("Replace file?"), tr("%1 exists. Replace it?").arg(path)) != QMessageBox::Yes)
+      return false;
+  }
   return saveSessionTo(path);
 }
 
 ChartPanel* MainWindow::currentChart() const {
-  return tabs_->currentWidget() == timeChart_ ? timeChart_ : gflopsChart_;
+  for (ChartPanel* c : charts())
+    if (tabs_->currentWidget() == c || tabs_->currentWidget()->isAncestorOf(c)) return c;
+  return gflopsChart_;
+}
+
+// The baseline choices are the series measured so far; keep the user's pick,
+// else prefer a BLAS series (seed 004 compares against the library).
+void MainWindow::refreshBaselines() {
+  const QStringList names = timeChart_->seriesNames();
+  const QString current = baselineBox_->currentText();
+  QStringList existing;
+  for (int i = 0; i < baselineBox_->count(); ++i) existing << baselineBox_->itemText(i);
+  if (existing == names) return;
+  QSignalBlocker block(baselineBox_);
+  baselineBox_->clear();
+  baselineBox_->addItems(names);
+  QString pick = names.contains(current) ? current : QString();
+  if (pick.isEmpty())
+    for (const QString& n : names)
+      if (n.contains("openblas")) pick = n;
+  if (pick.isEmpty() && !names.isEmpty()) pick = names.first();
+  baselineBox_->setCurrentText(pick);
+  if (relativeChart_->baseline() != pick) relativeChart_->setBaseline(pick);
 }
 
 void MainWindow::exportChartPng() {
@@ -604,8 +700,9 @@ void MainWindow::exportChartPng() {
   dialog.setWindowTitle(tr("Export chart as PNG"));
   auto* form = new QFormLayout(&dialog);
   auto* chart = new QComboBox;
-  chart->addItems({tr("GFLOPS vs size"), tr("Time vs size (log-log)")});
-  chart->setCurrentIndex(currentChart() == timeChart_ ? 1 : 0);
+  chart->addItems({tabs_->tabText(0) + tr(" vs size"), tr("Time vs size (log-log)"), tr("Relative time")});
+  const auto all = charts();
+  chart->setCurrentIndex(int(std::find(all.begin(), all.end(), currentChart()) - all.begin()));
   auto* width = new QSpinBox;
   width->setRange(200, 8000);
   width->setValue(1600);
@@ -626,7 +723,7 @@ void MainWindow::exportChartPng() {
   if (dialog.exec() != QDialog::Accepted) return;
   const QString path = QFileDialog::getSaveFileName(this, tr("Export PNG"), "chart.png", tr("PNG images (*.png)"));
   if (path.isEmpty()) return;
-  ChartPanel* panel = chart->currentIndex() == 1 ? timeChart_ : gflopsChart_;
+  ChartPanel* panel = all[size_t(chart->currentIndex())];
   const QString err = panel->exportPng(path, QSize(width->value(), height->value()), scale->currentIndex() + 1);
   if (!err.isEmpty())
     showError(tr("Export failed"), err);
@@ -656,11 +753,14 @@ void MainWindow::exportCsv() {
 }
 
 void MainWindow::copySelectedRows() {
+  // In the order the table shows them; no selection copies every row.
+  QList<int> viewRows;
+  for (const QModelIndex& i : table_->selectionModel()->selectedRows()) viewRows << i.row();
+  if (viewRows.isEmpty())
+    for (int r = 0; r < proxy_->rowCount(); ++r) viewRows << r;
+  std::sort(viewRows.begin(), viewRows.end());
   QList<int> rows;
-  for (const QModelIndex& i : table_->selectionModel()->selectedRows()) rows << proxy_->mapToSource(i).row();
-  std::sort(rows.begin(), rows.end());
-  if (rows.isEmpty())
-    for (int r = 0; r < model_->rowCount(); ++r) rows << r;
+  for (int r : viewRows) rows << proxy_->mapToSource(proxy_->index(r, 0)).row();
   QApplication::clipboard()->setText(model_->rowsAsText(rows));
 }
 
@@ -688,7 +788,15 @@ void MainWindow::log(const QString& line) { log_->appendPlainText(line); }
 // ------------------------------------------------------------------ events
 
 void MainWindow::closeEvent(QCloseEvent* event) {
+  if (running_) {
+    // Stop first and close when the engine has let go (within one dispatch).
+    closePending_ = true;
+    stopRun();
+    event->ignore();
+    return;
+  }
   if (!confirmDiscard()) {
+    closePending_ = false;
     event->ignore();
     return;
   }
@@ -707,7 +815,9 @@ void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
 
 void MainWindow::dropEvent(QDropEvent* event) {
   const QString path = event->mimeData()->urls().first().toLocalFile();
-  if (openSession(path)) event->acceptProposedAction();
+  event->acceptProposedAction();
+  // Open after the drop returns: questions and errors must not hold the drag source.
+  QTimer::singleShot(0, this, [this, path] { openSession(path); });
 }
 
 }  // namespace ks::ui

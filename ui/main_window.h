@@ -43,6 +43,7 @@ class MainWindow : public QMainWindow {
   const ks::Session& session() const { return session_; }
   bool isDirty() const { return dirty_; }
   bool isRunning() const { return running_; }
+  bool isDevicePending() const { return devicePending_; }
   // Tests and scripted use turn off the "discard unsaved changes?" question.
   void setAskBeforeDiscard(bool ask) { askBeforeDiscard_ = ask; }
 
@@ -55,6 +56,9 @@ class MainWindow : public QMainWindow {
   ResultsModel* resultsModel() const { return model_; }
   QTableView* resultsView() const { return table_; }
   ChartPanel* chartPanel(ChartKind kind) const { return kind == ChartKind::Gflops ? gflopsChart_ : timeChart_; }
+  ChartPanel* relativeChart() const { return relativeChart_; }
+  QComboBox* metricBox() const { return metricBox_; }
+  QComboBox* baselineBox() const { return baselineBox_; }
   QTabWidget* tabs() const { return tabs_; }
   QLabel* deviceLabel() const { return deviceLabel_; }
   QProgressBar* progressBar() const { return progress_; }
@@ -108,6 +112,8 @@ class MainWindow : public QMainWindow {
   void addRecent(const QString& path);
   void rebuildRecentMenu();
   ChartPanel* currentChart() const;
+  std::vector<ChartPanel*> charts() const { return {gflopsChart_, timeChart_, relativeChart_}; }
+  void refreshBaselines();
   void log(const QString& line);
 
   QThread engineThread_;
@@ -123,6 +129,9 @@ class MainWindow : public QMainWindow {
   QTabWidget* tabs_ = nullptr;
   ChartPanel* gflopsChart_ = nullptr;
   ChartPanel* timeChart_ = nullptr;
+  ChartPanel* relativeChart_ = nullptr;
+  QComboBox* metricBox_ = nullptr;    // GFLOPS / GB/s / time for the first chart
+  QComboBox* baselineBox_ = nullptr;  // the series the relative chart divides by
   ResultsModel* model_ = nullptr;
   QSortFilterProxyModel* proxy_ = nullptr;
   QTableView* table_ = nullptr;
@@ -139,6 +148,8 @@ class MainWindow : public QMainWindow {
   bool dirty_ = false;
   bool running_ = false;
   bool askBeforeDiscard_ = true;
+  bool closePending_ = false;   // close once the running sweep has stopped
+  bool devicePending_ = false;  // a device is being opened: Run waits
   QElapsedTimer runClock_;
   QString lastError_;
 };

@@ -3,6 +3,7 @@
 #include <QBrush>
 #include <QColor>
 #include <cmath>
+#include <limits>
 
 #include "engine/bench/report.h"
 #include "engine/kernels/registry.h"
@@ -83,13 +84,17 @@ QVariant ResultsModel::data(const QModelIndex& index, int role) const {
         return ran ? m.gflops : -1.0;
       case Gbps:
         return ran ? m.gbps : -1.0;
-      case RelError:
-        return verified ? m.verification.rel_error : -1.0;
+      case RelError:  // NaN (a poisoned output) sorts as the worst
+        if (!verified) return -1.0;
+        return std::isnan(m.verification.rel_error) ? std::numeric_limits<double>::infinity()
+                                                    : m.verification.rel_error;
       default:
         return data(index, Qt::DisplayRole);
     }
   } else if (role == Qt::ForegroundRole) {
     if (m.status == ks::PointStatus::Failed) return QBrush(QColor(0xc6, 0x28, 0x28));
+    if (m.status == ks::PointStatus::Ok && !m.trustworthy()) return QBrush(QColor(0x9a, 0x67, 0x00));  // unverified
+    if (m.status == ks::PointStatus::Ok && !m.trustworthy()) return QBrush(QColor(0x9a, 0x67, 0x00));  // unverified
     if (m.status != ks::PointStatus::Ok) return QBrush(QColor(0x80, 0x80, 0x80));
   } else if (role == Qt::ToolTipRole) {
     if (!m.error.empty()) return QString::fromStdString(m.error);

@@ -6,6 +6,7 @@
 #include <QLineEdit>
 #include <QSpinBox>
 #include <QToolButton>
+#include <algorithm>
 #include <map>
 
 namespace ks::ui {
@@ -140,7 +141,10 @@ void SweepEditor::revalidate() {
       shapeError = QString::fromStdString(shapes.error().message);
     } else {
       spec.shapes = *shapes;
-      if (device_)
+      // Only kernels with a workgroup take shapes: CPU-only picks ignore them.
+      const bool anyGpu =
+          std::any_of(kernels_.begin(), kernels_.end(), [](const ks::KernelInfo* k) { return k->uses_workgroup; });
+      if (device_ && anyGpu)
         for (const auto& s : *shapes) {
           const std::array<uint32_t, 3> dims{s.x, s.y, s.z};
           for (int i = 0; i < 3 && shapeError.isEmpty(); ++i)

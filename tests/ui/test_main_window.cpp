@@ -39,11 +39,14 @@ class TestMainWindow : public QObject {
     QComboBox* box = w->deviceBox();
     const bool listed = QTest::qWaitFor([&] { return box->findText("llvmpipe", Qt::MatchContains) >= 0; }, 30000);
     if (!listed) qFatal("lavapipe is not among the Vulkan devices: install mesa-vulkan-drivers");
+    // Let the default device finish opening, then pick lavapipe as a user would.
+    QTest::qWaitFor([&] { return !w->isDevicePending(); }, 30000);
     const int i = box->findText("llvmpipe", Qt::MatchContains);
+    QSignalSpy opened(w.get(), &MainWindow::deviceOpened);
     box->setCurrentIndex(i);
-    emit box->activated(i);  // as a user's pick
-    if (!QTest::qWaitFor([&] { return w->deviceLabel()->text().contains("llvmpipe"); }, 30000))
-      qFatal("lavapipe did not open");
+    emit box->activated(i);
+    if (!opened.wait(30000) || !w->deviceLabel()->text().contains("llvmpipe")) qFatal("lavapipe did not open");
+    if (w->isDevicePending()) qFatal("the device is still pending after it opened");
     for (const QString& id : w->checkedKernels()) w->setKernelChecked(id, false);
     return w;
   }
@@ -120,6 +123,68 @@ class TestMainWindow : public QObject {
       }
     }
     QVERIFY(w->isDirty());
+
+    // The y-axis choice and the relative-time chart against a chosen baseline.
+    w->metricBox()->setCurrentIndex(w->metricBox()->findText("GB/s"));
+    QCOMPARE(w->chartPanel(ChartKind::Gflops)->metric(), ks::ui::Metric::Gbps);
+    for (const auto& m : points) {
+      bool found = false;
+      for (const QPointF& p : w->chartPanel(ChartKind::Gflops)->seriesPoints(ks::ui::seriesName(m.item)))
+        if (qFuzzyCompare(p.x(), double(m.item.size.m))) found = qFuzzyCompare(p.y(), m.gbps);
+      QVERIFY2(found, "the GB/s chart does not show the measured GB/s");
+    }
+    QCOMPARE(w->baselineBox()->count(), 2);
+    const QString base = ks::ui::seriesName(points[0].item);
+    w->baselineBox()->setCurrentText(base);
+    QCOMPARE(w->relativeChart()->baseline(), base);
+    for (const QPointF& p : w->relativeChart()->seriesPoints(base)) QVERIFY(qFuzzyCompare(p.y(), 1.0));
+    const QString other = ks::ui::seriesName(points[1].item);
+    const auto rel = w->relativeChart()->seriesPoints(other);
+    QCOMPARE(rel.size(), 3);
+    for (const QPointF& p : rel)
+      for (size_t i = 0; i + 1 < points.size(); i += 2)
+        if (qFuzzyCompare(p.x(), double(points[i].item.size.m)))
+          QVERIFY(qFuzzyCompare(p.y(), points[i + 1].stats.median / points[i].stats.median));
+  }
+
+  void stopRightAfterRunIsNotLost() {
+    auto w = makeWindow();
+    w->setKernelChecked("gemm.naive_coalesced", true);
+    setSweep(*w, "16:1024:+16");
+    QSignalSpy finished(w.get(), &MainWindow::runFinished);
+    QTest::mouseClick(w->runButton(), Qt::LeftButton);
+    QTest::mouseClick(w->stopButton(), Qt::LeftButton);  // before the engine thread starts the run
+    QVERIFY(finished.wait(30000));
+    QCOMPARE(finished.first().first().toBool(), true);
+    QVERIFY(w->resultsModel()->rowCount() <= 1);
+  }
+
+  void saveDuringARunLeavesLaterPointsUnsaved() {
+    auto w = makeWindow();
+    w->setKernelChecked("gemm.naive_coalesced", true);
+    setSweep(*w, "16:1024:+16");
+    QSignalSpy finished(w.get(), &MainWindow::runFinished);
+    QTest::mouseClick(w->runButton(), Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(w->resultsModel()->rowCount() >= 1, 60000);
+    QVERIFY(w->saveSessionTo(dir_.filePath("midrun.json")));
+    const int saved = w->resultsModel()->rowCount();
+    QTRY_VERIFY_WITH_TIMEOUT(w->resultsModel()->rowCount() > saved, 60000);
+    QVERIFY2(w->isDirty(), "points that arrived after the save must count as unsaved");
+    w->stopRun();
+    QVERIFY(finished.wait(30000));
+  }
+
+  void closingDuringARunStopsFirst() {
+    auto w = makeWindow();
+    w->setKernelChecked("gemm.naive_coalesced", true);
+    setSweep(*w, "16:1024:+16");
+    QSignalSpy finished(w.get(), &MainWindow::runFinished);
+    QTest::mouseClick(w->runButton(), Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(w->resultsModel()->rowCount() >= 1, 60000);
+    QVERIFY(!w->close());  // refused for now: the sweep is stopping
+    QVERIFY(w->isVisible());
+    QVERIFY(finished.wait(30000));
+    QTRY_VERIFY_WITH_TIMEOUT(!w->isVisible(), 10000);  // closed once the engine let go
   }
 
   void stopKeepsFinishedPointsAndStaysResponsive() {
@@ -280,7 +345,7 @@ class TestMainWindow : public QObject {
     bad.start(KS_GUI_PATH, {"--export-png", dir_.filePath("x.png"), "--chart", "pie", session});
     QVERIFY(bad.waitForFinished(30000));
     QCOMPARE(bad.exitCode(), 2);
-    QVERIFY(bad.readAllStandardError().contains("--chart must be gflops or time"));
+    QVERIFY(bad.readAllStandardError().contains("--chart must be gflops, gbps, time or relative"));
   }
 };
 
