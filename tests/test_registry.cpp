@@ -79,7 +79,10 @@ TEST(Registry, MatchAcceptsIdsGlobsAndAll) {
   ASSERT_EQ(one->size(), 1u);
   auto glob = reg.match("gemm.*");
   ASSERT_TRUE(glob.ok());
-  EXPECT_EQ(glob->size(), 7u);
+  size_t gpuGemm = 0;
+  for (const auto& k : reg.all()) gpuGemm += k.id.rfind("gemm.", 0) == 0;
+  EXPECT_EQ(glob->size(), gpuGemm);
+  EXPECT_GE(gpuGemm, 10u);
   auto all = reg.match("all");
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->size(), reg.all().size());

@@ -49,7 +49,7 @@ TEST(ShaderCompiler, EveryKernelsDispatchesCompileWithEachLegalTunable) {
   dev.subgroup_size = 32;
   dev.subgroup_ops = VK_SUBGROUP_FEATURE_ARITHMETIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
   dev.shader_float64 = dev.int64_atomics = dev.memory_model = true;
-  const ProblemSize sizes[] = {{}, {1, 64, 1, 1}, {64, 64, 1, 2}, {64, 64, 64, 3}};
+  const ProblemSize sizes[] = {{}, {1, 64, 1, 1}, {64, 64, 1, 2}, {256, 256, 256, 3}};
   for (const auto& k : Registry::instance().all()) {
     if (k.backend != Backend::Vulkan) continue;
     std::vector<Params> variants{k.defaultParams()};
@@ -61,12 +61,14 @@ TEST(ShaderCompiler, EveryKernelsDispatchesCompileWithEachLegalTunable) {
       }
     for (bool atomics : {false, true}) {
       dev.float32_atomic_add = dev.float64_atomic_add = atomics;
-      for (const Params& p : variants)
+      for (const Params& p : variants) {
+        if (checkPoint(k, sizes[k.size_rank], p, nullptr)) continue;  // a combination the kernel refuses anyway
         for (const auto& step : dispatchSteps(k, sizes[k.size_rank], p, dev)) {
           ASSERT_FALSE(shaderSource(step.shader).empty()) << k.id << ": " << step.shader << " is not embedded";
           auto r = vk::compileGlsl(step.shader, shaderSource(step.shader), step.defines);
           EXPECT_TRUE(r.ok()) << k.id << " " << p.str(true) << ": " << (r.ok() ? "" : r.error().message);
         }
+      }
     }
   }
 }

@@ -178,6 +178,72 @@ void registerGemmKernels(std::vector<KernelInfo>& out) {
     };
     out.push_back(std::move(k));
   }
+  // The upper ladder: one shader, three steps (see gemm_tile2d.comp).
+  struct Step {
+    const char* id;
+    const char* title;
+    int pad, dbuf;
+    const char* what;
+  };
+  for (const Step& st : {Step{"gemm.tile2d", "2D block tiling, vec4 loads, A transposed in shared memory", 0, 0,
+                              "BM x BN tile per workgroup, TM x TN per invocation, vec4 global loads"},
+                         Step{"gemm.tile2d_padded", "2D block tiling with a bank-conflict-free shared layout", 1, 0,
+                              "as gemm.tile2d, shared rows padded by 4 floats"},
+                         Step{"gemm.tile2d_dbuf", "2D block tiling, double-buffered shared memory", 1, 1,
+                              "as gemm.tile2d_padded, two shared stages: the next tile loads during the math"}}) {
+    auto k = gpuGemm(st.id, st.title, "gemm_tile2d.comp");
+    k.description = std::string(st.what) + "; the workgroup size follows from the tiles ((BM/TM)*(BN/TN)).";
+    k.origin = "siboehm SGEMM_CUDA kernels 5-6 (2D blocktiling, vectorize) and double buffering";
+    k.fixed_defines = {{"PAD", std::to_string(st.pad)}, {"DBUF", std::to_string(st.dbuf)}};
+    k.uses_workgroup = false;  // the tiles decide it
+    k.default_wg = {1, 1, 1};
+    k.tunables = {{"BM", {32, 64, 128, 256}, 128, "rows of C per workgroup"},
+                  {"BN", {32, 64, 128, 256}, 128, "columns of C per workgroup"},
+                  {"BK", {4, 8, 16, 32}, 8, "K-depth of a shared tile"},
+                  {"TM", {4, 8, 16}, 8, "rows per invocation"},
+                  {"TN", {4, 8, 16}, 8, "columns per invocation (multiple of 4)"}};
+    k.constraints = "M, N multiples of BM, BN; K multiple of BK; N, K multiples of 4";
+    k.check_params = [](const Params& p) -> std::optional<std::string> {
+      const int bm = p.get("BM", 128), bn = p.get("BN", 128), bk = p.get("BK", 8), tm = p.get("TM", 8),
+                tn = p.get("TN", 8);
+      const int threads = (bm / tm) * (bn / tn);
+      if (bm % tm || bn % tn || threads == 0) return std::string("BM and BN must be multiples of TM and TN");
+      if ((bm * bk / 4) % threads || (bk * bn / 4) % threads)
+        return "a " + std::to_string(bm) + "x" + std::to_string(bk) + " / " + std::to_string(bk) + "x" +
+               std::to_string(bn) + " tile does not split into whole vec4 loads over " + std::to_string(threads) +
+               " invocations";
+      return std::nullopt;
+    };
+    k.check_device = [](const Params& p, const vk::DeviceInfo& d) -> std::optional<std::string> {
+      const uint32_t threads = uint32_t((p.get("BM", 128) / p.get("TM", 8)) * (p.get("BN", 128) / p.get("TN", 8)));
+      if (threads > d.max_invocations || threads > d.max_workgroup_size[0])
+        return std::to_string(threads) + " invocations per workgroup, over this device's limit " +
+               std::to_string(std::min(d.max_invocations, d.max_workgroup_size[0]));
+      return std::nullopt;
+    };
+    k.shared_bytes = [dbuf = st.dbuf, pad = st.pad](const Params& p) {
+      const uint64_t bm = p.get("BM", 128), bn = p.get("BN", 128), bk = p.get("BK", 8);
+      return uint64_t(dbuf ? 2 : 1) * bk * ((bm + (pad ? 4 : 0)) + (bn + (pad ? 4 : 0))) * 4;
+    };
+    k.check_size = [](const ProblemSize& s, const Params& p) -> std::optional<std::string> {
+      std::string why;
+      auto need = [&](const char* n, uint64_t v, uint64_t mult, const char* what) {
+        if (v % mult)
+          why += std::string(why.empty() ? "" : "; ") + n + "=" + std::to_string(v) + " is not a multiple of " +
+                 what + "=" + std::to_string(mult);
+      };
+      need("M", s.m, uint64_t(p.get("BM", 128)), "BM");
+      need("N", s.n, uint64_t(p.get("BN", 128)), "BN");
+      need("K", s.k, uint64_t(p.get("BK", 8)), "BK");
+      if (why.empty()) return std::nullopt;
+      return why;
+    };
+    k.groups = [](const ProblemSize& s, const Params& p) {
+      return std::array<uint32_t, 3>{ceilDiv(s.n, uint64_t(p.get("BN", 128))), ceilDiv(s.m, uint64_t(p.get("BM", 128))),
+                                     1};
+    };
+    out.push_back(std::move(k));
+  }
   {
     auto k = cpuGemmKernel("cpu.gemm.naive", "CPU triple loop, one thread", cpuGemm(cpu::gemmNaive));
     k.description = "i-j-k loops; B is walked down its columns.";
