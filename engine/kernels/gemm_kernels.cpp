@@ -200,7 +200,7 @@ void registerGemmKernels(std::vector<KernelInfo>& out) {
     k.tunables = {{"BM", {32, 64, 128, 256}, 128, "rows of C per workgroup"},
                   {"BN", {32, 64, 128, 256}, 128, "columns of C per workgroup"},
                   {"BK", {4, 8, 16, 32}, 8, "K-depth of a shared tile"},
-                  {"TM", {4, 8, 16}, 8, "rows per invocation"},
+                  {"TM", {4, 8, 16}, 8, "rows per invocation (multiple of 4)"},
                   {"TN", {4, 8, 16}, 8, "columns per invocation (multiple of 4)"}};
     k.constraints = "M, N multiples of BM, BN; K multiple of BK; N, K multiples of 4";
     k.check_params = [](const Params& p) -> std::optional<std::string> {
