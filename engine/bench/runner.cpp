@@ -45,7 +45,10 @@ Runner::~Runner() = default;
 
 Workload& Runner::workload(const KernelInfo& kernel, const PlanItem& item, const Plan& plan) {
   const std::string key = workloadKey(kernel, item.size, item.params, plan.seed);
-  if (workload_ && workload_->key() == key) return *workload_;
+  if (workload_ && workload_->key() == key) {
+    workload_->output_precision = outputPrecisionOf(kernel, item.params);  // varies by point, not by inputs
+    return *workload_;
+  }
   workload_.reset();  // free the old inputs before making the new ones
   workload_ = makeWorkload(kernel, item.size, item.params, plan.seed);
   return *workload_;
@@ -159,7 +162,8 @@ Measurement Runner::runGpu(const KernelInfo& kernel, const PlanItem& item, const
       st = device_->upload(buf, data.data(), data.size());
     } else if (spec.role == BufferRole::Output) {
       output_index = int(buffers.size()) - 1;
-      st = device_->fill(buf, 0x7FC00000u);  // NaN as float; as double 0x7FC000007FC00000 is NaN too
+      // NaN in every element width: a float NaN also reads as a double NaN; halves need their own.
+      st = device_->fill(buf, w.output_precision == 16 ? 0x7E007E00u : 0x7FC00000u);
     } else {
       st = device_->fill(buf, 0);
     }

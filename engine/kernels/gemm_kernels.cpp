@@ -245,6 +245,74 @@ void registerGemmKernels(std::vector<KernelInfo>& out) {
     out.push_back(std::move(k));
   }
   {
+    auto k = gpuGemm("gemm.coopmat", "Tensor cores: VK_NV_cooperative_matrix, fp16 in, fp32 accumulate",
+                     "gemm_coopmat.comp");
+    k.description =
+        "A workgroup of WARPS_M x WARPS_N subgroups computes a BM x BN tile of C with cooperative-matrix "
+        "multiply-adds (fp16 inputs, fp32 accumulators); A and B tiles are staged in shared memory, BK deep. "
+        "OUT16 writes fp16 instead of fp32; RELU fuses max(0, x) before the store (seed 003's fused epilogue). "
+        "Inputs are generated in fp32, rounded to fp16; the reference is OpenBLAS sgemm on the rounded values.";
+    k.origin = "seed 003 Metal 4 cooperative tensors; VK_NV_cooperative_matrix";
+    k.workload = "gemm16";
+    k.uses_workgroup = false;  // the warp layout decides it
+    k.default_wg = {1, 1, 1};
+    k.required_extensions = {"VK_NV_cooperative_matrix"};
+    k.tunables = {{"OUT16", {0, 1}, 0, "0: fp32 output; 1: fp16 output"},
+                  {"RELU", {0, 1}, 0, "1: fused ReLU epilogue"},
+                  {"WARPS_M", {1, 2, 4}, 2, "subgroups along M"},
+                  {"WARPS_N", {1, 2, 4}, 4, "subgroups along N"},
+                  {"WM", {32, 64}, 64, "rows of C per subgroup"},
+                  {"WN", {32, 64}, 32, "columns of C per subgroup"},
+                  {"BK", {16, 32, 64}, 32, "K-depth of a shared tile"}};
+    k.constraints = "M, N multiples of the tile (WARPS*W), K of BK; 16x16x16 fp16 fragments";
+    auto tileM = [](const Params& p) { return uint64_t(p.get("WARPS_M", 2) * p.get("WM", 64)); };
+    auto tileN = [](const Params& p) { return uint64_t(p.get("WARPS_N", 4) * p.get("WN", 32)); };
+    k.flops = gemmFlops;
+    k.bytes = [](const ProblemSize& s, const Params& p) {
+      return 2.0 * (double(s.m) * s.k + double(s.k) * s.n) + (p.get("OUT16", 0) ? 2.0 : 4.0) * double(s.m) * s.n;
+    };
+    k.buffers = [](const ProblemSize& s, const Params& p) {
+      return std::vector<BufferSpec>{{"matrix A (fp16)", 2 * s.m * s.k, BufferRole::Input},
+                                     {"matrix B (fp16)", 2 * s.k * s.n, BufferRole::Input},
+                                     {"matrix C", (p.get("OUT16", 0) ? 2u : 4u) * s.m * s.n, BufferRole::Output}};
+    };
+    k.tolerance = [](const ProblemSize& s, const Params& p) {
+      // fp32 accumulation like sgemm (with margin); an fp16 output adds its rounding, 2^-11 relative.
+      return 4 * gemmTolerance(s.k) + (p.get("OUT16", 0) ? 1.0 / 1024 : 0.0);
+    };
+    k.shared_bytes = [tileM, tileN](const Params& p) {
+      const uint64_t bk = uint64_t(p.get("BK", 32));
+      return 2 * (tileM(p) * (bk + 8) + bk * (tileN(p) + 8));
+    };
+    k.check_device = [](const Params& p, const vk::DeviceInfo& d) -> std::optional<std::string> {
+      if (!d.float16_storage) return std::string("no 16-bit storage buffers / shaderFloat16");
+      if (d.subgroup_size != 32) return "subgroup size " + std::to_string(d.subgroup_size) + ", the kernel needs 32";
+      bool shape = false;
+      for (const auto& c : d.coopmat_shapes)
+        shape |= c.m == 16 && c.n == 16 && c.k == 16 && c.a == "f16" && c.b == "f16" && c.c == "f32";
+      if (!shape) return std::string("no 16x16x16 fp16 x fp16 -> fp32 cooperative-matrix shape");
+      const uint32_t threads = uint32_t(32 * p.get("WARPS_M", 2) * p.get("WARPS_N", 4));
+      if (threads > d.max_invocations) return std::to_string(threads) + " invocations, over the device limit";
+      return std::nullopt;
+    };
+    k.check_size = [tileM, tileN](const ProblemSize& s, const Params& p) -> std::optional<std::string> {
+      if (s.m % tileM(p) || s.n % tileN(p) || s.k % uint64_t(p.get("BK", 32)))
+        return "M, N, K must be multiples of " + std::to_string(tileM(p)) + ", " + std::to_string(tileN(p)) + ", " +
+               std::to_string(p.get("BK", 32));
+      return std::nullopt;
+    };
+    k.steps = [tileM, tileN](const ProblemSize& s, const Params& p, const vk::DeviceInfo&) {
+      DispatchStep step;
+      step.shader = "gemm_coopmat.comp";
+      for (const auto& [name, v] : p.values) step.defines.emplace_back(name, std::to_string(v));
+      step.defines.insert(step.defines.end(), {{"TM", "16"}, {"TN", "16"}, {"TK", "16"}});
+      step.groups = {ceilDiv(s.n, tileN(p)), ceilDiv(s.m, tileM(p)), 1};
+      step.push = {uint32_t(s.m), uint32_t(s.n), uint32_t(s.k), 0};
+      return std::vector<DispatchStep>{step};
+    };
+    out.push_back(std::move(k));
+  }
+  {
     auto k = cpuGemmKernel("cpu.gemm.naive", "CPU triple loop, one thread", cpuGemm(cpu::gemmNaive));
     k.description = "i-j-k loops; B is walked down its columns.";
     k.origin = "seed 000 Naive CPU";

@@ -42,7 +42,24 @@ double at(const void* data, size_t i) {
 }
 
 double valueAt(const void* data, size_t i, int precision) {
+  if (precision == 16) return double(halfToFloat(static_cast<const uint16_t*>(data)[i]));
   return precision == 64 ? at<double>(data, i) : at<float>(data, i);
+}
+
+std::vector<uint8_t> randomHalves(uint64_t count, uint64_t seed) {
+  std::vector<float> v(count);
+  fillRandomT(v, seed);
+  std::vector<uint8_t> bytes(count * 2);
+  auto* h = reinterpret_cast<uint16_t*>(bytes.data());
+  for (uint64_t i = 0; i < count; ++i) h[i] = floatToHalf(v[i]);
+  return bytes;
+}
+
+std::vector<float> halvesToFloats(const std::vector<uint8_t>& bytes) {
+  const auto* h = reinterpret_cast<const uint16_t*>(bytes.data());
+  std::vector<float> f(bytes.size() / 2);
+  for (size_t i = 0; i < f.size(); ++i) f[i] = halfToFloat(h[i]);
+  return f;
 }
 
 // gemv reference in double: y = A x (trans 0) or y = A^T x (trans 1).
@@ -81,6 +98,58 @@ std::vector<double> dotReference(const Workload& w, double* sum_sq) {
 
 }  // namespace
 
+uint16_t floatToHalf(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  const int32_t exp = int32_t((x >> 23) & 0xff) - 127 + 15;
+  uint32_t mant = x & 0x7fffffu;
+  if (((x >> 23) & 0xff) == 0xff) return uint16_t(sign | 0x7c00u | (mant ? 0x200u : 0));  // Inf / NaN
+  if (exp >= 31) return uint16_t(sign | 0x7c00u);                                      // overflow
+  if (exp <= 0) {                                                                       // subnormal or zero
+    if (exp < -10) return uint16_t(sign);
+    mant |= 0x800000u;
+    const uint32_t shift = uint32_t(14 - exp);
+    uint32_t half = mant >> shift;
+    const uint32_t rest = mant & ((1u << shift) - 1), halfway = 1u << (shift - 1);
+    if (rest > halfway || (rest == halfway && (half & 1))) ++half;
+    return uint16_t(sign | half);
+  }
+  uint32_t half = sign | (uint32_t(exp) << 10) | (mant >> 13);
+  const uint32_t rest = mant & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (half & 1))) ++half;  // a carry into the exponent is right
+  return uint16_t(half);
+}
+
+float halfToFloat(uint16_t h) {
+  const uint32_t sign = uint32_t(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ffu, x;
+  if (exp == 0) {
+    if (mant == 0) {
+      x = sign;
+    } else {  // subnormal: normalize
+      exp = 127 - 15 + 1;
+      while (!(mant & 0x400u)) {
+        mant <<= 1;
+        --exp;
+      }
+      x = sign | (exp << 23) | ((mant & 0x3ffu) << 13);
+    }
+  } else if (exp == 31) {
+    x = sign | 0x7f800000u | (mant << 13);
+  } else {
+    x = sign | ((exp - 15 + 127) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+int outputPrecisionOf(const KernelInfo& kernel, const Params& p) {
+  if (kernel.workload == "gemm16") return p.get("OUT16", 0) ? 16 : 32;
+  return precisionOf(p);
+}
+
 void fillRandom(std::vector<float>& v, uint64_t seed) { fillRandomT(v, seed); }
 void fillRandom(std::vector<double>& v, uint64_t seed) { fillRandomT(v, seed); }
 
@@ -94,7 +163,8 @@ std::vector<const void*> Workload::inputPointers() const {
 
 std::string Workload::key() const {
   return family + "/" + std::to_string(size.m) + "x" + std::to_string(size.n) + "x" + std::to_string(size.k) + "/" +
-         std::to_string(precision) + "/" + std::to_string(trans) + "/" + std::to_string(seed);
+         std::to_string(precision) + "/" + std::to_string(trans) + "/" + std::to_string(relu) + "/" +
+         std::to_string(seed);
 }
 
 std::string workloadKey(const KernelInfo& kernel, const ProblemSize& size, const Params& params, uint64_t seed) {
@@ -102,8 +172,9 @@ std::string workloadKey(const KernelInfo& kernel, const ProblemSize& size, const
   w.family = kernel.workload;
   w.size = size;
   w.seed = seed;
-  w.precision = precisionOf(params);
+  w.precision = kernel.workload == "gemm16" ? 16 : precisionOf(params);
   w.trans = kernel.workload == "gemv" ? params.get("TRANS", 0) : 0;
+  w.relu = kernel.workload == "gemm16" && params.get("RELU", 0);
   return w.key();
 }
 
@@ -118,15 +189,29 @@ std::unique_ptr<Workload> makeWorkload(const KernelInfo& kernel, const ProblemSi
   w->family = kernel.workload;
   w->size = s;
   w->seed = seed;
-  w->precision = precisionOf(params);
+  w->precision = kernel.workload == "gemm16" ? 16 : precisionOf(params);
+  w->output_precision = outputPrecisionOf(kernel, params);
+  w->relu = kernel.workload == "gemm16" && params.get("RELU", 0);
   // Each input gets its own stream, derived from the seed and the size.
   const uint64_t base = seed * 0x9E3779B97F4A7C15ull ^ (s.m << 40) ^ (s.n << 20) ^ s.k;
   const bool f64 = w->precision == 64;
   auto input = [&](uint64_t count, uint64_t salt) {
     return f64 ? randomBytes<double>(count, base ^ salt) : randomBytes<float>(count, base ^ salt);
   };
-  auto amax = [&](size_t i) { return f64 ? maxAbs<double>(w->inputs[i]) : maxAbs<float>(w->inputs[i]); };
-  if (w->family == "gemm") {
+  auto amax = [&](size_t i) {
+    if (w->precision == 16) {
+      double m = 0;
+      for (float f : halvesToFloats(w->inputs[i])) m = std::max(m, std::fabs(double(f)));
+      return m;
+    }
+    return f64 ? maxAbs<double>(w->inputs[i]) : maxAbs<float>(w->inputs[i]);
+  };
+  if (w->family == "gemm16") {
+    // Generated in fp32 and rounded to fp16; the reference uses the rounded values.
+    w->inputs = {randomHalves(s.m * s.k, base ^ 0xA), randomHalves(s.k * s.n, base ^ 0xB)};
+    w->output_count = s.m * s.n;
+    w->inner = s.k;
+  } else if (w->family == "gemm") {
     w->inputs = {input(s.m * s.k, 0xA), input(s.k * s.n, 0xB)};
     w->output_count = s.m * s.n;
     w->inner = s.k;
@@ -151,7 +236,16 @@ std::unique_ptr<Workload> makeWorkload(const KernelInfo& kernel, const ProblemSi
 const std::vector<double>& referenceOf(Workload& w) {
   if (w.has_reference) return w.reference;
   const bool f64 = w.precision == 64;
-  if (w.family == "gemm") {
+  if (w.family == "gemm16") {
+    // OpenBLAS sgemm on the fp16 inputs widened to fp32 (exactly), then the fused ReLU.
+    const auto a = halvesToFloats(w.inputs[0]), b = halvesToFloats(w.inputs[1]);
+    std::vector<float> c(w.output_count);
+    const auto& s = w.size;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(s.m), int(s.n), int(s.k), 1.0f, a.data(), int(s.k),
+                b.data(), int(s.n), 0.0f, c.data(), int(s.n));
+    w.reference.resize(c.size());
+    for (size_t i = 0; i < c.size(); ++i) w.reference[i] = w.relu ? std::max(0.0f, c[i]) : c[i];
+  } else if (w.family == "gemm") {
     // OpenBLAS sgemm on the same inputs (gemm is fp32 only).
     std::vector<float> c(w.output_count);
     const auto& s = w.size;
@@ -193,7 +287,7 @@ Verification verifyOutput(const KernelInfo& kernel, Workload& w, const void* out
   const auto& ref = referenceOf(w);
   double diff = 0, norm = 0, worst = 0;
   for (size_t i = 0; i < w.output_count; ++i) {
-    const double v = valueAt(output, i, w.precision);
+    const double v = valueAt(output, i, w.output_precision);
     if (!std::isfinite(v)) {
       const double nan = std::numeric_limits<double>::quiet_NaN();
       return judge(nan, nan, tol, "the output holds NaN or Inf");
@@ -205,8 +299,9 @@ Verification verifyOutput(const KernelInfo& kernel, Workload& w, const void* out
   }
   const double denom = std::max(std::sqrt(norm), w.norm_floor);
   const double rel = denom > 0 ? std::sqrt(diff) / denom : std::sqrt(diff);
-  const std::string what =
-      w.family == "gemm" ? "all entries vs OpenBLAS sgemm" : "all entries vs a double-precision reference";
+  const std::string what = w.family == "gemm"     ? "all entries vs OpenBLAS sgemm"
+                           : w.family == "gemm16" ? "all entries vs OpenBLAS sgemm on the fp16-rounded inputs"
+                                                  : "all entries vs a double-precision reference";
   return judge(rel, w.scale > 0 ? worst / w.scale : worst, tol, what);
 }
 

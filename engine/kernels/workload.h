@@ -16,7 +16,9 @@ struct Workload {
   std::string family;
   ProblemSize size;
   uint64_t seed = 0;
-  int precision = 32;                        // 32: float, 64: double
+  int precision = 32;         // inputs: 16 half, 32 float, 64 double
+  int output_precision = 32;  // the output element (gemm16: OUT16 picks 16 or 32)
+  bool relu = false;          // gemm16: the reference applies max(0, x)
   int trans = 0;                             // gemv: 0 y = A x, 1 y = A^T x (x^T A)
   std::vector<std::vector<uint8_t>> inputs;  // host copies, in binding order
   size_t output_count = 0;                   // elements of the output
@@ -26,8 +28,7 @@ struct Workload {
   std::vector<double> reference;             // computed on first use
   bool has_reference = false;
 
-  size_t elementBytes() const { return precision == 64 ? 8 : 4; }
-  uint64_t outputBytes() const { return output_count * elementBytes(); }
+  uint64_t outputBytes() const { return output_count * uint64_t(output_precision / 8); }
   std::vector<const void*> inputPointers() const;
   std::string key() const;
 };
@@ -43,6 +44,11 @@ Verification verifyOutput(const KernelInfo& kernel, Workload& w, const void* out
 
 // Relative tolerance for a reduction of length `inner` in this precision.
 double reductionTolerance(uint64_t inner, int precision);
+
+// IEEE half precision, round to nearest even.
+uint16_t floatToHalf(float f);
+float halfToFloat(uint16_t h);
+int outputPrecisionOf(const KernelInfo& kernel, const Params& p);
 
 // Seeded values in [-1, -1/64] u [1/64, 1]: never zero, never tiny.
 void fillRandom(std::vector<float>& v, uint64_t seed);

@@ -138,7 +138,7 @@ uint32_t computeQueueFamily(VkPhysicalDevice pd, uint32_t* timestamp_bits) {
   return best;
 }
 
-DeviceInfo probe(VkPhysicalDevice pd, uint32_t index) {
+DeviceInfo probe(VkInstance instance, VkPhysicalDevice pd, uint32_t index) {
   DeviceInfo info;
   info.index = index;
 
@@ -205,6 +205,11 @@ DeviceInfo probe(VkPhysicalDevice pd, uint32_t index) {
     vkGetPhysicalDeviceFeatures2(pd, &f2);
     info.int64_atomics = v12.shaderBufferInt64Atomics;
     info.memory_model = v12.vulkanMemoryModel && v12.vulkanMemoryModelDeviceScope;
+    VkPhysicalDeviceVulkan11Features v11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+    VkPhysicalDeviceFeatures2 f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    f11.pNext = &v11;
+    vkGetPhysicalDeviceFeatures2(pd, &f11);
+    info.float16_storage = v11.storageBuffer16BitAccess && v12.shaderFloat16;
   }
 
   uint32_t count = 0;
@@ -213,6 +218,29 @@ DeviceInfo probe(VkPhysicalDevice pd, uint32_t index) {
   vkEnumerateDeviceExtensionProperties(pd, nullptr, &count, exts.data());
   for (const auto& e : exts) info.extensions.emplace_back(e.extensionName);
   std::sort(info.extensions.begin(), info.extensions.end());
+  if (info.hasExtension(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME)) {
+    auto getProps = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
+        vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
+    uint32_t n = 0;
+    if (getProps && getProps(pd, &n, nullptr) == VK_SUCCESS && n) {
+      std::vector<VkCooperativeMatrixPropertiesNV> props(n, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
+      getProps(pd, &n, props.data());
+      auto type = [](VkComponentTypeNV t) -> std::string {
+        switch (t) {
+          case VK_COMPONENT_TYPE_FLOAT16_NV: return "f16";
+          case VK_COMPONENT_TYPE_FLOAT32_NV: return "f32";
+          case VK_COMPONENT_TYPE_FLOAT64_NV: return "f64";
+          case VK_COMPONENT_TYPE_SINT8_NV: return "s8";
+          case VK_COMPONENT_TYPE_UINT8_NV: return "u8";
+          case VK_COMPONENT_TYPE_SINT32_NV: return "s32";
+          default: return "other";
+        }
+      };
+      for (const auto& p : props)
+        if (p.scope == VK_SCOPE_SUBGROUP_NV)
+          info.coopmat_shapes.push_back({p.MSize, p.NSize, p.KSize, type(p.AType), type(p.BType), type(p.CType)});
+    }
+  }
   if (info.hasExtension(VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME)) {
     VkPhysicalDeviceShaderAtomicFloatFeaturesEXT af{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
     VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
@@ -273,7 +301,7 @@ Result<std::shared_ptr<Instance>> Instance::create() {
     VkPhysicalDeviceProperties p{};
     vkGetPhysicalDeviceProperties(self->physical_[i], &p);
     if (p.apiVersion < VK_API_VERSION_1_1) continue;  // subgroup queries need 1.1
-    self->devices_.push_back(probe(self->physical_[i], i));
+    self->devices_.push_back(probe(self->instance_, self->physical_[i], i));
   }
   if (self->devices_.empty())
     return makeError(
@@ -375,7 +403,12 @@ Result<std::unique_ptr<Device>> Device::create(std::shared_ptr<Instance> instanc
   enabled.features.shaderFloat64 = supported.shaderFloat64;
   enabled.features.shaderInt64 = supported.shaderInt64;
   VkPhysicalDeviceVulkan12Features v12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  v12.shaderFloat16 = di.float16_storage;
   v12.shaderBufferInt64Atomics = di.int64_atomics;
+  VkPhysicalDeviceVulkan11Features v11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  v11.storageBuffer16BitAccess = di.float16_storage;
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV coopmat{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  coopmat.cooperativeMatrix = !di.coopmat_shapes.empty();
   v12.vulkanMemoryModel = di.memory_model;
   v12.vulkanMemoryModelDeviceScope = di.memory_model;
   VkPhysicalDeviceShaderAtomicFloatFeaturesEXT atomicFloat{
@@ -387,6 +420,13 @@ Result<std::unique_ptr<Device>> Device::create(std::shared_ptr<Instance> instanc
   if (VK_API_VERSION_MINOR(self->physicalApi_) >= 2 || VK_API_VERSION_MAJOR(self->physicalApi_) > 1) {
     *tail = &v12;
     tail = &v12.pNext;
+    *tail = &v11;
+    tail = &v11.pNext;
+  }
+  if (!di.coopmat_shapes.empty()) {
+    extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    *tail = &coopmat;
+    tail = &coopmat.pNext;
   }
   if (di.float32_atomic_add || di.float64_atomic_add) {
     extensions.push_back(VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);

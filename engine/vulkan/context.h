@@ -49,6 +49,12 @@ struct DeviceInfo {
   bool int64_atomics = false;  // shaderBufferInt64Atomics (compare-and-swap on doubles)
   bool memory_model = false;   // vulkanMemoryModel + device scope
   uint32_t subgroup_ops = 0;   // VkSubgroupFeatureFlags usable in compute
+  bool float16_storage = false;  // storageBuffer16BitAccess + shaderFloat16
+  struct CoopMatShape {
+    uint32_t m = 0, n = 0, k = 0;
+    std::string a, b, c;  // component types: "f16", "f32", ...
+  };
+  std::vector<CoopMatShape> coopmat_shapes;  // VK_NV_cooperative_matrix properties (empty: none)
   std::vector<std::string> extensions;
 
   bool hasSubgroupArithmetic() const { return subgroup_ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT; }
