@@ -186,6 +186,8 @@ Measurement Runner::runGpu(const KernelInfo& kernel, const PlanItem& item, const
     auto pipeline = device_->pipeline(desc);
     if (!pipeline) return fail(pipeline.error().message);
     recorded.push_back({*pipeline, step.groups, step.push});
+    for (const auto& [name, value] : (*pipeline)->statistics)
+      m.pipeline_stats += (m.pipeline_stats.empty() ? "" : "; ") + name + "=" + value;
   }
   std::vector<const vk::Buffer*> bound;
   for (const auto& b : buffers) bound.push_back(&b);

@@ -224,6 +224,7 @@ std::string sessionToJson(const Session& s) {
     p["gbps"] = m.gbps;
     if (k && k->bytes) p["bytes"] = k->bytes(m.item.size, m.item.params);
     if (!m.method.empty()) p["method"] = m.method;
+    if (!m.pipeline_stats.empty()) p["pipeline_stats"] = m.pipeline_stats;
     p["verification"] = {{"status", verifyStatusName(m.verification.status)},
                          {"rel_error", numberOrNull(m.verification.rel_error)},
                          {"max_error", numberOrNull(m.verification.max_error)},
@@ -349,6 +350,7 @@ Result<Session> sessionFromJson(const std::string& text) {
     m.error = r.str(pj, path, "error", false);
     m.warmup_runs = static_cast<uint32_t>(r.uint(pj, path, "warmup_runs", false));
     m.method = r.str(pj, path, "method", false);
+    m.pipeline_stats = r.str(pj, path, "pipeline_stats", false);
     if (const json* clock = r.field(pj, path, "clock"); clock && !clock->is_null()) {
       if (!clock->is_string() || (*clock != "gpu_timestamp" && *clock != "wall"))
         return makeError(path + ".clock: expected \"gpu_timestamp\" or \"wall\"");

@@ -218,6 +218,7 @@ DeviceInfo probe(VkInstance instance, VkPhysicalDevice pd, uint32_t index) {
   vkEnumerateDeviceExtensionProperties(pd, nullptr, &count, exts.data());
   for (const auto& e : exts) info.extensions.emplace_back(e.extensionName);
   std::sort(info.extensions.begin(), info.extensions.end());
+  info.executable_properties = info.hasExtension(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
   if (info.hasExtension(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME)) {
     auto getProps = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
         vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
@@ -422,6 +423,14 @@ Result<std::unique_ptr<Device>> Device::create(std::shared_ptr<Instance> instanc
     tail = &v12.pNext;
     *tail = &v11;
     tail = &v11.pNext;
+  }
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR exec{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+  exec.pipelineExecutableInfo = VK_TRUE;
+  if (di.executable_properties) {
+    extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+    *tail = &exec;
+    tail = &exec.pNext;
   }
   if (!di.coopmat_shapes.empty()) {
     extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
@@ -726,12 +735,42 @@ Result<const Pipeline*> Device::pipeline(const PipelineDesc& desc) {
   ci.stage.pName = "main";
   ci.stage.pSpecializationInfo = entries.empty() ? nullptr : &spec;
   ci.layout = p->layout;
+  if (info_.executable_properties) ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
   r = vkCreateComputePipelines(device_, pipeline_cache_, 1, &ci, nullptr, &p->pipeline);
   vkDestroyShaderModule(device_, module, nullptr);
   if (r != VK_SUCCESS) {
     vkDestroyPipelineLayout(device_, p->layout, nullptr);
     vkDestroyDescriptorSetLayout(device_, p->set_layout, nullptr);
     return fail(r, "vkCreateComputePipelines for " + desc.name);
+  }
+  if (info_.executable_properties) {
+    // Registers, shared memory and spills as the driver reports them.
+    auto getExecs = reinterpret_cast<PFN_vkGetPipelineExecutablePropertiesKHR>(
+        vkGetDeviceProcAddr(device_, "vkGetPipelineExecutablePropertiesKHR"));
+    auto getStats = reinterpret_cast<PFN_vkGetPipelineExecutableStatisticsKHR>(
+        vkGetDeviceProcAddr(device_, "vkGetPipelineExecutableStatisticsKHR"));
+    VkPipelineInfoKHR pinfo{VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR};
+    pinfo.pipeline = p->pipeline;
+    uint32_t execs = 0;
+    if (getExecs && getStats && getExecs(device_, &pinfo, &execs, nullptr) == VK_SUCCESS && execs > 0) {
+      VkPipelineExecutableInfoKHR einfo{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
+      einfo.pipeline = p->pipeline;
+      einfo.executableIndex = 0;
+      uint32_t n = 0;
+      getStats(device_, &einfo, &n, nullptr);
+      std::vector<VkPipelineExecutableStatisticKHR> stats(n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
+      if (n && getStats(device_, &einfo, &n, stats.data()) == VK_SUCCESS)
+        for (const auto& st : stats) {
+          std::string v;
+          switch (st.format) {
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: v = st.value.b32 ? "true" : "false"; break;
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: v = std::to_string(st.value.i64); break;
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR: v = std::to_string(st.value.u64); break;
+            default: v = std::to_string(st.value.f64);
+          }
+          p->statistics.emplace_back(st.name, v);
+        }
+    }
   }
   const Pipeline* raw = p.get();
   pipelines_.emplace(key, std::move(p));

@@ -47,7 +47,8 @@ struct DeviceInfo {
   bool float32_atomic_add = false;  // VK_EXT_shader_atomic_float, storage buffers
   bool float64_atomic_add = false;
   bool int64_atomics = false;  // shaderBufferInt64Atomics (compare-and-swap on doubles)
-  bool memory_model = false;   // vulkanMemoryModel + device scope
+  bool memory_model = false;
+  bool executable_properties = false;  // VK_KHR_pipeline_executable_properties   // vulkanMemoryModel + device scope
   uint32_t subgroup_ops = 0;   // VkSubgroupFeatureFlags usable in compute
   bool float16_storage = false;  // storageBuffer16BitAccess + shaderFloat16
   struct CoopMatShape {
@@ -130,6 +131,9 @@ struct Pipeline {
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
   uint32_t buffer_count = 0;
   uint32_t push_constant_bytes = 0;
+  // What the driver reports about the compiled code (VK_KHR_pipeline_executable_properties),
+  // e.g. "Register Count = 128"; empty where the device does not say.
+  std::vector<std::pair<std::string, std::string>> statistics;
 };
 
 struct Timing {
