@@ -89,3 +89,51 @@ TEST(OpenBlasCore, GenericCoreOnAnAvxCpuIsWarnedAbout) {
   EXPECT_TRUE(ks::cpu::openblasCoreWarning("Cooperlake", "sse4.2 avx avx2 fma avx512f").empty());
   EXPECT_TRUE(ks::cpu::openblasCoreWarning("Prescott", "sse4.2").empty());
 }
+
+#include "engine/kernels/registry.h"
+#include "engine/kernels/workload.h"
+
+TEST(Half, RoundTripsAndRoundsToNearestEven) {
+  using ks::floatToHalf;
+  using ks::halfToFloat;
+  for (float f : {0.0f, 1.0f, -2.5f, 65504.0f, 0.000061035156f, 1.0f / 64, -0.33325195f})
+    EXPECT_EQ(halfToFloat(floatToHalf(f)), f) << f;  // exactly representable
+  EXPECT_EQ(floatToHalf(1.0f), 0x3C00);
+  EXPECT_EQ(floatToHalf(-2.0f), 0xC000);
+  EXPECT_EQ(floatToHalf(1e6f), 0x7C00);                // overflow to infinity
+  EXPECT_EQ(floatToHalf(1.0f + 1.0f / 2048), 0x3C00);  // halfway: to even
+  EXPECT_EQ(floatToHalf(1.0f + 3.0f / 2048), 0x3C02);  // halfway: to even (up)
+  EXPECT_TRUE(std::isnan(halfToFloat(floatToHalf(NAN))));
+  EXPECT_FLOAT_EQ(halfToFloat(0x0001), std::ldexp(1.0f, -24));  // smallest subnormal
+}
+
+TEST(Gemm16Workload, ReferenceUsesTheRoundedInputsAndTheFusedRelu) {
+  const auto* k = ks::Registry::instance().find("gemm.coopmat");
+  ASSERT_NE(k, nullptr);
+  ks::Params relu = k->defaultParams();
+  relu.values["RELU"] = 1;
+  const ks::ProblemSize s{32, 32, 16};
+  auto w = ks::makeWorkload(*k, s, relu, 3);
+  ASSERT_EQ(w->inputs[0].size(), 32u * 16u * 2u);  // halves
+  const auto& ref = ks::referenceOf(*w);
+  const auto* a = reinterpret_cast<const uint16_t*>(w->inputs[0].data());
+  const auto* b = reinterpret_cast<const uint16_t*>(w->inputs[1].data());
+  int negatives_clamped = 0;
+  for (uint64_t i = 0; i < s.m; ++i)
+    for (uint64_t j = 0; j < s.n; ++j) {
+      double acc = 0;
+      for (uint64_t p = 0; p < s.k; ++p)
+        acc += double(ks::halfToFloat(a[i * s.k + p])) * ks::halfToFloat(b[p * s.n + j]);
+      EXPECT_NEAR(ref[i * s.n + j], std::max(0.0, acc), 1e-4);
+      negatives_clamped += acc < 0;
+    }
+  EXPECT_GT(negatives_clamped, 0);
+  // An fp16 output of the reference passes; one wrong element does not.
+  w->output_precision = 16;
+  std::vector<uint16_t> out(ref.size());
+  for (size_t i = 0; i < out.size(); ++i) out[i] = ks::floatToHalf(float(ref[i]));
+  relu.values["OUT16"] = 1;
+  EXPECT_EQ(ks::verifyOutput(*k, *w, out.data(), relu).status, ks::VerifyStatus::Ok);
+  out[5] = ks::floatToHalf(ks::halfToFloat(out[5]) + 1.0f);
+  EXPECT_EQ(ks::verifyOutput(*k, *w, out.data(), relu).status, ks::VerifyStatus::Failed);
+}

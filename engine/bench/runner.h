@@ -22,10 +22,10 @@ Result<PointStatus> parsePointStatus(const std::string& s);
 struct Measurement {
   PlanItem item;
   PointStatus status = PointStatus::Ok;
-  std::string error;               // why it failed / was skipped
-  std::string clock;               // "gpu_timestamp" or "wall"
-  std::string method;              // how it ran where that depends on the device (e.g. which atomic)
-  std::string pipeline_stats;      // the driver's statistics of the compiled code, "Register Count=128; ..."
+  std::string error;           // why it failed / was skipped
+  std::string clock;           // "gpu_timestamp" or "wall"
+  std::string method;          // how it ran where that depends on the device (e.g. which atomic)
+  std::string pipeline_stats;  // the driver's statistics of the compiled code, "Register Count=128; ..."
 
   std::vector<double> samples_ns;  // one per timed repetition, on `clock`
   std::vector<double> wall_ns;     // host submit-to-fence beside GPU samples

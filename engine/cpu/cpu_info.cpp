@@ -24,10 +24,11 @@ HostInfo hostInfo() {
   h.openblas_threads = openblas_get_num_threads();
   if (const char* config = openblas_get_config()) h.openblas_config = config;
 #if defined(__x86_64__)
-  const std::pair<const char*, bool> features[] = {
-      {"sse4.2", __builtin_cpu_supports("sse4.2")}, {"avx", __builtin_cpu_supports("avx")},
-      {"avx2", __builtin_cpu_supports("avx2")},     {"fma", __builtin_cpu_supports("fma")},
-      {"avx512f", __builtin_cpu_supports("avx512f")}};
+  const std::pair<const char*, bool> features[] = {{"sse4.2", __builtin_cpu_supports("sse4.2")},
+                                                   {"avx", __builtin_cpu_supports("avx")},
+                                                   {"avx2", __builtin_cpu_supports("avx2")},
+                                                   {"fma", __builtin_cpu_supports("fma")},
+                                                   {"avx512f", __builtin_cpu_supports("avx512f")}};
   for (const auto& [name, has] : features)
     if (has) h.cpu_features += (h.cpu_features.empty() ? "" : " ") + std::string(name);
 #endif
@@ -36,12 +37,15 @@ HostInfo hostInfo() {
 }
 
 std::string openblasCoreWarning(const std::string& core, const std::string& features) {
-  auto has = [&](const char* f) { return (" " + features + " ").find(std::string(" ") + f + " ") != std::string::npos; };
+  auto has = [&](const char* f) {
+    return (" " + features + " ").find(std::string(" ") + f + " ") != std::string::npos;
+  };
   std::string lower = core;
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
   // Cores without AVX2 kernels: a fallback when the CPU has better.
-  static const char* pre_avx2[] = {"prescott", "core2",   "penryn", "dunnington", "nehalem",   "sandybridge", "atom",
-                                   "nano",     "barcelona", "opteron", "bobcat",   "bulldozer", "generic",     "katmai"};
+  static const char* pre_avx2[] = {"prescott",    "core2",     "penryn",  "dunnington", "nehalem",
+                                   "sandybridge", "atom",      "nano",    "barcelona",  "opteron",
+                                   "bobcat",      "bulldozer", "generic", "katmai"};
   const bool weak = std::any_of(std::begin(pre_avx2), std::end(pre_avx2), [&](const char* c) { return lower == c; });
   if (!weak || !has("avx2")) return {};
   const std::string right = has("avx512f") ? "SkylakeX" : "Haswell";

@@ -6,9 +6,9 @@ namespace ks::cpu {
 struct HostInfo {
   std::string cpu_model;
   unsigned logical_cores = 0;
-  std::string openblas_core;    // openblas_get_corename()
-  int openblas_threads = 0;     // openblas_get_num_threads()
-  std::string openblas_config;  // openblas_get_config()
+  std::string openblas_core;     // openblas_get_corename()
+  int openblas_threads = 0;      // openblas_get_num_threads()
+  std::string openblas_config;   // openblas_get_config()
   std::string cpu_features;      // the SIMD the CPU has: "sse4.2 avx avx2 fma avx512f"
   std::string openblas_warning;  // set when OpenBLAS picked a core far below the CPU
 };

@@ -229,8 +229,8 @@ void registerGemmKernels(std::vector<KernelInfo>& out) {
       std::string why;
       auto need = [&](const char* n, uint64_t v, uint64_t mult, const char* what) {
         if (v % mult)
-          why += std::string(why.empty() ? "" : "; ") + n + "=" + std::to_string(v) + " is not a multiple of " +
-                 what + "=" + std::to_string(mult);
+          why += std::string(why.empty() ? "" : "; ") + n + "=" + std::to_string(v) + " is not a multiple of " + what +
+                 "=" + std::to_string(mult);
       };
       need("M", s.m, uint64_t(p.get("BM", 128)), "BM");
       need("N", s.n, uint64_t(p.get("BN", 128)), "BN");
@@ -257,13 +257,11 @@ void registerGemmKernels(std::vector<KernelInfo>& out) {
     k.uses_workgroup = false;  // the warp layout decides it
     k.default_wg = {1, 1, 1};
     k.required_extensions = {"VK_NV_cooperative_matrix"};
-    k.tunables = {{"OUT16", {0, 1}, 0, "0: fp32 output; 1: fp16 output"},
-                  {"RELU", {0, 1}, 0, "1: fused ReLU epilogue"},
-                  {"WARPS_M", {1, 2, 4}, 2, "subgroups along M"},
-                  {"WARPS_N", {1, 2, 4}, 4, "subgroups along N"},
-                  {"WM", {32, 64}, 64, "rows of C per subgroup"},
-                  {"WN", {32, 64}, 32, "columns of C per subgroup"},
-                  {"BK", {16, 32, 64}, 32, "K-depth of a shared tile"}};
+    k.tunables = {
+        {"OUT16", {0, 1}, 0, "0: fp32 output; 1: fp16 output"}, {"RELU", {0, 1}, 0, "1: fused ReLU epilogue"},
+        {"WARPS_M", {1, 2, 4}, 2, "subgroups along M"},         {"WARPS_N", {1, 2, 4}, 4, "subgroups along N"},
+        {"WM", {32, 64}, 64, "rows of C per subgroup"},         {"WN", {32, 64}, 32, "columns of C per subgroup"},
+        {"BK", {16, 32, 64}, 32, "K-depth of a shared tile"}};
     k.constraints = "M, N multiples of the tile (WARPS*W), K of BK; 16x16x16 fp16 fragments";
     auto tileM = [](const Params& p) { return uint64_t(p.get("WARPS_M", 2) * p.get("WM", 64)); };
     auto tileN = [](const Params& p) { return uint64_t(p.get("WARPS_N", 4) * p.get("WN", 32)); };

@@ -105,8 +105,8 @@ uint16_t floatToHalf(float f) {
   const int32_t exp = int32_t((x >> 23) & 0xff) - 127 + 15;
   uint32_t mant = x & 0x7fffffu;
   if (((x >> 23) & 0xff) == 0xff) return uint16_t(sign | 0x7c00u | (mant ? 0x200u : 0));  // Inf / NaN
-  if (exp >= 31) return uint16_t(sign | 0x7c00u);                                      // overflow
-  if (exp <= 0) {                                                                       // subnormal or zero
+  if (exp >= 31) return uint16_t(sign | 0x7c00u);                                         // overflow
+  if (exp <= 0) {                                                                         // subnormal or zero
     if (exp < -10) return uint16_t(sign);
     mant |= 0x800000u;
     const uint32_t shift = uint32_t(14 - exp);

@@ -16,9 +16,9 @@ struct Workload {
   std::string family;
   ProblemSize size;
   uint64_t seed = 0;
-  int precision = 32;         // inputs: 16 half, 32 float, 64 double
-  int output_precision = 32;  // the output element (gemm16: OUT16 picks 16 or 32)
-  bool relu = false;          // gemm16: the reference applies max(0, x)
+  int precision = 32;                        // inputs: 16 half, 32 float, 64 double
+  int output_precision = 32;                 // the output element (gemm16: OUT16 picks 16 or 32)
+  bool relu = false;                         // gemm16: the reference applies max(0, x)
   int trans = 0;                             // gemv: 0 y = A x, 1 y = A^T x (x^T A)
   std::vector<std::vector<uint8_t>> inputs;  // host copies, in binding order
   size_t output_count = 0;                   // elements of the output

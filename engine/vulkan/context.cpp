@@ -228,13 +228,20 @@ DeviceInfo probe(VkInstance instance, VkPhysicalDevice pd, uint32_t index) {
       getProps(pd, &n, props.data());
       auto type = [](VkComponentTypeNV t) -> std::string {
         switch (t) {
-          case VK_COMPONENT_TYPE_FLOAT16_NV: return "f16";
-          case VK_COMPONENT_TYPE_FLOAT32_NV: return "f32";
-          case VK_COMPONENT_TYPE_FLOAT64_NV: return "f64";
-          case VK_COMPONENT_TYPE_SINT8_NV: return "s8";
-          case VK_COMPONENT_TYPE_UINT8_NV: return "u8";
-          case VK_COMPONENT_TYPE_SINT32_NV: return "s32";
-          default: return "other";
+          case VK_COMPONENT_TYPE_FLOAT16_NV:
+            return "f16";
+          case VK_COMPONENT_TYPE_FLOAT32_NV:
+            return "f32";
+          case VK_COMPONENT_TYPE_FLOAT64_NV:
+            return "f64";
+          case VK_COMPONENT_TYPE_SINT8_NV:
+            return "s8";
+          case VK_COMPONENT_TYPE_UINT8_NV:
+            return "u8";
+          case VK_COMPONENT_TYPE_SINT32_NV:
+            return "s32";
+          default:
+            return "other";
         }
       };
       for (const auto& p : props)
@@ -763,10 +770,17 @@ Result<const Pipeline*> Device::pipeline(const PipelineDesc& desc) {
         for (const auto& st : stats) {
           std::string v;
           switch (st.format) {
-            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: v = st.value.b32 ? "true" : "false"; break;
-            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: v = std::to_string(st.value.i64); break;
-            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR: v = std::to_string(st.value.u64); break;
-            default: v = std::to_string(st.value.f64);
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR:
+              v = st.value.b32 ? "true" : "false";
+              break;
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR:
+              v = std::to_string(st.value.i64);
+              break;
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR:
+              v = std::to_string(st.value.u64);
+              break;
+            default:
+              v = std::to_string(st.value.f64);
           }
           p->statistics.emplace_back(st.name, v);
         }

@@ -49,8 +49,8 @@ struct DeviceInfo {
   bool int64_atomics = false;  // shaderBufferInt64Atomics (compare-and-swap on doubles)
   bool memory_model = false;
   bool executable_properties = false;  // VK_KHR_pipeline_executable_properties   // vulkanMemoryModel + device scope
-  uint32_t subgroup_ops = 0;   // VkSubgroupFeatureFlags usable in compute
-  bool float16_storage = false;  // storageBuffer16BitAccess + shaderFloat16
+  uint32_t subgroup_ops = 0;           // VkSubgroupFeatureFlags usable in compute
+  bool float16_storage = false;        // storageBuffer16BitAccess + shaderFloat16
   struct CoopMatShape {
     uint32_t m = 0, n = 0, k = 0;
     std::string a, b, c;  // component types: "f16", "f32", ...

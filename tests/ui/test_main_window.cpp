@@ -40,7 +40,7 @@ class TestMainWindow : public QObject {
     const bool listed = QTest::qWaitFor([&] { return box->findText("llvmpipe", Qt::MatchContains) >= 0; }, 30000);
     if (!listed) qFatal("lavapipe is not among the Vulkan devices: install mesa-vulkan-drivers");
     // Let the default device finish opening, then pick lavapipe as a user would.
-    QTest::qWaitFor([&] { return !w->isDevicePending(); }, 30000);
+    if (!QTest::qWaitFor([&] { return !w->isDevicePending(); }, 30000)) qFatal("the default device did not open");
     const int i = box->findText("llvmpipe", Qt::MatchContains);
     QSignalSpy opened(w.get(), &MainWindow::deviceOpened);
     box->setCurrentIndex(i);
