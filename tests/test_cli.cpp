@@ -138,8 +138,9 @@ TEST(CliKernels, ListsGpuAndCpuKernels) {
   EXPECT_TRUE(contains(r.out, "on 0: llvmpipe")) << r.out;
   // Only the tensor-core kernel needs what lavapipe lacks, and it says what.
   for (const auto& line : lines(r.out))
-    if (contains(line, "unsupported"))
+    if (contains(line, "unsupported")) {
       EXPECT_TRUE(contains(line, "gemm.coopmat") && contains(line, "unsupported: no VK_NV_cooperative_matrix")) << line;
+    }
   EXPECT_TRUE(contains(r.out, "unsupported: no VK_NV_cooperative_matrix")) << r.out;
 }
 
@@ -316,8 +317,9 @@ TEST(CliRunAll, RegisterKernelsRunWhenTheSizeFits) {
     EXPECT_TRUE(std::regex_search(r.out, line)) << id << " did not run ok:\n" << r.out;
   }
   for (const auto& line : lines(r.out))
-    if (contains(line, "skipped:") && line.rfind("[", 0) == 0)
+    if (contains(line, "skipped:") && line.rfind("[", 0) == 0) {
       EXPECT_TRUE(contains(line, "gemm.tile2d") || contains(line, "gemm.coopmat")) << line;
+    }
   EXPECT_FALSE(contains(r.out, "FAILED")) << r.out;
 }
 
