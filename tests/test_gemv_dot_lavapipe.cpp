@@ -11,6 +11,7 @@
 #include <new>
 
 #include "engine/bench/runner.h"
+#include "tests/lavapipe.h"
 
 using namespace ks;
 
@@ -43,32 +44,7 @@ void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 
-struct Lavapipe {
-  std::shared_ptr<vk::Instance> instance;
-  std::unique_ptr<vk::Device> device;
-};
-
-Lavapipe& lavapipe() {
-  static Lavapipe l = [] {
-    Lavapipe out;
-    auto inst = vk::Instance::create();
-    if (!inst) return out;
-    out.instance = *inst;
-    auto index = vk::selectDevice(out.instance->devices(), "llvmpipe");
-    if (!index) index = vk::selectDevice(out.instance->devices(), "");
-    if (!index) return out;
-    auto dev = vk::Device::create(out.instance, *index);
-    if (dev) out.device = std::move(dev.value());
-    return out;
-  }();
-  return l;
-}
-
-vk::Device& device() {
-  auto& l = lavapipe();
-  if (!l.device) throw std::runtime_error("no Vulkan device (install mesa-vulkan-drivers)");
-  return *l.device;
-}
+using ks::testing::device;
 
 Plan quickPlan(uint32_t reps = 2, uint32_t warmup = 1, uint64_t seed = 7) {
   Plan p;

@@ -77,32 +77,6 @@ Result<std::vector<uint64_t>> parseSizeList(const std::string& text) {
   return out;
 }
 
-Result<std::vector<ProblemSize>> parseMnkList(const std::string& text) {
-  std::vector<ProblemSize> out;
-  if (text.empty()) return makeError("no sizes given");
-  for (const auto& item : split(text, ',')) {
-    if (item.empty()) return makeError("empty size in the list");
-    const auto parts = split(item, 'x');
-    // Plain sizes and ranges (a geometric range has an 'x' too) are squares.
-    if (parts.size() == 1 || item.find(':') != std::string::npos) {
-      auto sizes = parseSizeList(item);
-      if (!sizes) return sizes.error();
-      for (auto s : *sizes) out.push_back({s, s, s});
-      continue;
-    }
-    if (parts.size() != 3) return makeError("malformed size '" + item + "' (expected MxNxK, e.g. 1024x768x512)");
-    ProblemSize s;
-    uint64_t* dims[3] = {&s.m, &s.n, &s.k};
-    for (int i = 0; i < 3; ++i) {
-      auto v = parseSize(parts[i]);
-      if (!v) return makeError("in '" + item + "': " + v.error().message);
-      *dims[i] = *v;
-    }
-    out.push_back(s);
-  }
-  return out;
-}
-
 Result<std::vector<SizeSpec>> parseSizeSpecs(const std::string& text) {
   std::vector<SizeSpec> out;
   if (text.empty()) return makeError("no sizes given");
@@ -116,7 +90,7 @@ Result<std::vector<SizeSpec>> parseSizeSpecs(const std::string& text) {
       for (auto s : *sizes) out.push_back({s});
       continue;
     }
-    if (parts.size() > 3)
+    if (parts.size() > 3 || std::any_of(parts.begin(), parts.end(), [](const auto& p) { return p.empty(); }))
       return makeError("malformed size '" + item + "' (expected N, MxN or MxNxK, e.g. 1024x768x512)");
     SizeSpec spec;
     for (const auto& part : parts) {
@@ -125,6 +99,20 @@ Result<std::vector<SizeSpec>> parseSizeSpecs(const std::string& text) {
       spec.dims.push_back(*v);
     }
     out.push_back(spec);
+  }
+  return out;
+}
+
+// gemm sizes only: N (square) or MxNxK.
+Result<std::vector<ProblemSize>> parseMnkList(const std::string& text) {
+  auto specs = parseSizeSpecs(text);
+  if (!specs) return specs.error();
+  std::vector<ProblemSize> out;
+  for (const auto& spec : *specs) {
+    if (spec.dims.size() == 2)
+      return makeError("malformed size '" + spec.str() + "' (expected MxNxK, e.g. 1024x768x512)");
+    const auto& d = spec.dims;
+    out.push_back(d.size() == 1 ? ProblemSize{d[0], d[0], d[0]} : ProblemSize{d[0], d[1], d[2]});
   }
   return out;
 }
