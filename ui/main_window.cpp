@@ -212,6 +212,7 @@ void MainWindow::buildUi() {
   });
   auto* relLogY = new QCheckBox(tr("log y"));
   connect(relLogY, &QCheckBox::toggled, this, [this](bool on) { relativeChart_->setLogY(on); });
+  relLogY->setChecked(true);  // ratios span decades (a GPU kernel vs a CPU baseline)
   tabs_->addTab(withControls(gflopsChart_, {new QLabel(tr("y axis:")), metricBox_, logY}), tr("GFLOPS"));
   tabs_->addTab(timeChart_, tr("Time (log-log)"));
   tabs_->addTab(withControls(relativeChart_, {new QLabel(tr("relative to:")), baselineBox_, relLogY}),
