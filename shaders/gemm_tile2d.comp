@@ -10,8 +10,25 @@
 //   DBUF = 1: two shared buffers; the next tile's loads are issued before the
 //             current tile's math and land in the other buffer: one barrier
 //             per step instead of two, and the loads overlap the FMAs.
-layout(local_size_x = (BM / TM) * (BN / TN)) in;
-const uint THREADS = (BM / TM) * (BN / TN);
+//   WARP = 1: warp tiling (siboehm's kernel 10): each subgroup of 32 owns a
+//             WM x WN sub-tile, which each lane covers in WMITER x WNITER
+//             steps of TM x TN, so a subgroup's shared reads stay within a
+//             small window and its outer products reuse registers.
+// Without WARP the whole workgroup is one "warp" (WM = BM, WN = BN).
+#if WARP
+#define THREADS_N ((BM / WM) * (BN / WN) * 32)
+const uint LANES = 32;
+#else
+#define WM BM
+#define WN BN
+#define WNITER 1
+#define THREADS_N ((BM / TM) * (BN / TN))
+const uint LANES = THREADS_N;
+#endif
+const uint THREADS = THREADS_N;
+const uint WMITER = (WM * WN) / (LANES * TM * TN * WNITER);
+const uint WSUBM = WM / WMITER, WSUBN = WN / WNITER;
+layout(local_size_x = THREADS_N) in;
 
 layout(std430, binding = 0) readonly buffer BufA { vec4 A[]; };   // M x K/4
 layout(std430, binding = 1) readonly buffer BufB { vec4 B[]; };   // K x N/4
@@ -36,13 +53,15 @@ const uint B_VECS = BK * BN / 4 / THREADS;
 
 void main() {
   const uint tid = gl_LocalInvocationID.x;
-  const uint threadCol = tid % (BN / TN), threadRow = tid / (BN / TN);
+  const uint lane = tid % LANES, warp = tid / LANES;
+  const uint warpRow = warp / (BN / WN), warpCol = warp % (BN / WN);
+  const uint tRow = lane / (WSUBN / TN), tCol = lane % (WSUBN / TN);
   const uint rowBase = gl_WorkGroupID.y * BM, colBase = gl_WorkGroupID.x * BN;
   const uint K4 = K / 4, N4 = N / 4;
 
-  float acc[TM][TN];
-  [[unroll]] for (uint i = 0; i < TM; ++i)
-    [[unroll]] for (uint j = 0; j < TN; ++j) acc[i][j] = 0.0;
+  float acc[WMITER * TM][WNITER * TN];
+  [[unroll]] for (uint i = 0; i < WMITER * TM; ++i)
+    [[unroll]] for (uint j = 0; j < WNITER * TN; ++j) acc[i][j] = 0.0;
 
   vec4 aReg[A_VECS], bReg[B_VECS];
   // Global -> registers for the tile at k0.
@@ -80,13 +99,17 @@ void main() {
     if (more) { LOAD_TILE(k0 + BK) }  // in flight during the math below
 #endif
     [[unroll]] for (uint k = 0; k < BK; ++k) {
-      float a[TM];
-      vec4 b[TN / 4];
-      [[unroll]] for (uint i = 0; i < TM; ++i) a[i] = As[stage * BK * LDA + k * LDA + threadRow * TM + i];
-      [[unroll]] for (uint j = 0; j < TN / 4; ++j)
-        b[j] = Bs[stage * BK * (LDB / 4) + k * (LDB / 4) + threadCol * (TN / 4) + j];
-      [[unroll]] for (uint i = 0; i < TM; ++i)
-        [[unroll]] for (uint j = 0; j < TN / 4; ++j) {
+      float a[WMITER * TM];
+      vec4 b[WNITER * TN / 4];
+      [[unroll]] for (uint s = 0; s < WMITER; ++s)
+        [[unroll]] for (uint i = 0; i < TM; ++i)
+          a[s * TM + i] = As[stage * BK * LDA + k * LDA + warpRow * WM + s * WSUBM + tRow * TM + i];
+      [[unroll]] for (uint t = 0; t < WNITER; ++t)
+        [[unroll]] for (uint j = 0; j < TN / 4; ++j)
+          b[t * (TN / 4) + j] =
+              Bs[stage * BK * (LDB / 4) + k * (LDB / 4) + (warpCol * WN + t * WSUBN + tCol * TN) / 4 + j];
+      [[unroll]] for (uint i = 0; i < WMITER * TM; ++i)
+        [[unroll]] for (uint j = 0; j < WNITER * TN / 4; ++j) {
           acc[i][4 * j + 0] += a[i] * b[j].x;
           acc[i][4 * j + 1] += a[i] * b[j].y;
           acc[i][4 * j + 2] += a[i] * b[j].z;
@@ -108,10 +131,14 @@ void main() {
     barrier();
 #endif
   }
-  [[unroll]] for (uint i = 0; i < TM; ++i) {
-    const uint row = rowBase + threadRow * TM + i;
-    [[unroll]] for (uint j = 0; j < TN / 4; ++j)
-      C[row * N4 + colBase / 4 + threadCol * (TN / 4) + j] =
-          vec4(acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]);
-  }
+  [[unroll]] for (uint s = 0; s < WMITER; ++s)
+    [[unroll]] for (uint i = 0; i < TM; ++i) {
+      const uint row = rowBase + warpRow * WM + s * WSUBM + tRow * TM + i;
+      [[unroll]] for (uint t = 0; t < WNITER; ++t)
+        [[unroll]] for (uint j = 0; j < TN / 4; ++j) {
+          const uint a = s * TM + i, c = t * TN + 4 * j;
+          C[row * N4 + (colBase + warpCol * WN + t * WSUBN + tCol * TN) / 4 + j] =
+              vec4(acc[a][c], acc[a][c + 1], acc[a][c + 2], acc[a][c + 3]);
+        }
+    }
 }

@@ -194,7 +194,7 @@ void registerGemmKernels(std::vector<KernelInfo>& out) {
     auto k = gpuGemm(st.id, st.title, "gemm_tile2d.comp");
     k.description = std::string(st.what) + "; the workgroup size follows from the tiles ((BM/TM)*(BN/TN)).";
     k.origin = "siboehm SGEMM_CUDA kernels 5-6 (2D blocktiling, vectorize) and double buffering";
-    k.fixed_defines = {{"PAD", std::to_string(st.pad)}, {"DBUF", std::to_string(st.dbuf)}};
+    k.fixed_defines = {{"PAD", std::to_string(st.pad)}, {"DBUF", std::to_string(st.dbuf)}, {"WARP", "0"}};
     k.uses_workgroup = false;  // the tiles decide it
     k.default_wg = {1, 1, 1};
     k.tunables = {{"BM", {32, 64, 128, 256}, 128, "rows of C per workgroup"},
@@ -242,6 +242,59 @@ void registerGemmKernels(std::vector<KernelInfo>& out) {
       return std::array<uint32_t, 3>{ceilDiv(s.n, uint64_t(p.get("BN", 128))), ceilDiv(s.m, uint64_t(p.get("BM", 128))),
                                      1};
     };
+    out.push_back(std::move(k));
+  }
+  {
+    // The top rung: gemm.tile2d_dbuf with warp tiling (siboehm's kernel 10).
+    const KernelInfo& base = out.back();  // gemm.tile2d_dbuf
+    auto k = base;
+    k.id = "gemm.warptile";
+    k.title = "Warp tiling: each subgroup owns a WM x WN sub-tile (double-buffered 2D tiling)";
+    k.description = "gemm.tile2d_dbuf with the outputs of a workgroup split among its subgroups of 32: each "
+                    "owns a WM x WN sub-tile and each lane covers it in WMITER x WNITER steps of TM x TN. The "
+                    "workgroup has (BM/WM)*(BN/WN)*32 invocations (a 'warp' of 32 matches NVIDIA's subgroups; "
+                    "elsewhere it still computes correctly).";
+    k.origin = "siboehm SGEMM_CUDA kernel 10 (warptiling)";
+    k.fixed_defines = {{"PAD", "1"}, {"DBUF", "1"}, {"WARP", "1"}};
+    k.tunables = {{"BM", {64, 128, 256}, 128, "rows of C per workgroup"},
+                  {"BN", {64, 128, 256}, 128, "columns of C per workgroup"},
+                  {"BK", {8, 16, 32}, 16, "K-depth of a shared tile"},
+                  {"WM", {32, 64, 128}, 64, "rows of C per subgroup"},
+                  {"WN", {32, 64, 128}, 64, "columns of C per subgroup"},
+                  {"WNITER", {1, 2, 4}, 4, "column steps per lane"},
+                  {"TM", {4, 8}, 8, "rows per lane step (multiple of 4)"},
+                  {"TN", {4, 8}, 4, "columns per lane step (multiple of 4)"}};
+    auto threads = [](const Params& p) {
+      return uint32_t((p.get("BM", 128) / p.get("WM", 64)) * (p.get("BN", 128) / p.get("WN", 64)) * 32);
+    };
+    k.check_params = [threads](const Params& p) -> std::optional<std::string> {
+      const int bm = p.get("BM", 128), bn = p.get("BN", 128), bk = p.get("BK", 16), wm = p.get("WM", 64),
+                wn = p.get("WN", 64), wni = p.get("WNITER", 4), tm = p.get("TM", 8), tn = p.get("TN", 4);
+      if (bm % wm || bn % wn) return std::string("BM and BN must be multiples of WM and WN");
+      const int per = 32 * tm * tn * wni;
+      if ((wm * wn) % per || (wm * wn) / per == 0) return std::string("WM*WN must split into 32 lanes x TM x TN x WNITER");
+      const int wmiter = (wm * wn) / per;
+      if (wm % wmiter || wn % wni || (wn / wni) % tn || (wm / wmiter) % tm)
+        return std::string("the warp sub-tiles do not split into TM x TN steps");
+      const int t = int(threads(p));
+      if ((bm * bk / 4) % t || (bk * bn / 4) % t) return std::string("the tiles do not split into whole vec4 loads");
+      return std::nullopt;
+    };
+    k.check_device = [threads](const Params& p, const vk::DeviceInfo& d) -> std::optional<std::string> {
+      if (threads(p) > d.max_invocations) return std::string("too many invocations for this device");
+      return std::nullopt;
+    };
+    k.check_size = [](const ProblemSize& s, const Params& p) -> std::optional<std::string> {
+      if (s.m % uint64_t(p.get("BM", 128)) || s.n % uint64_t(p.get("BN", 128)) || s.k % uint64_t(p.get("BK", 16)))
+        return "M, N, K must be multiples of BM=" + std::to_string(p.get("BM", 128)) + ", BN=" +
+               std::to_string(p.get("BN", 128)) + ", BK=" + std::to_string(p.get("BK", 16));
+      return std::nullopt;
+    };
+    k.shared_bytes = [](const Params& p) {
+      const uint64_t bm = p.get("BM", 128), bn = p.get("BN", 128), bk = p.get("BK", 16);
+      return 2 * bk * ((bm + 4) + (bn + 4)) * 4;
+    };
+    k.constraints = "M, N, K multiples of BM, BN, BK";
     out.push_back(std::move(k));
   }
   {
