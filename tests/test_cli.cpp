@@ -318,7 +318,8 @@ TEST(CliRunAll, RegisterKernelsRunWhenTheSizeFits) {
   }
   for (const auto& line : lines(r.out))
     if (contains(line, "skipped:") && line.rfind("[", 0) == 0) {
-      EXPECT_TRUE(contains(line, "gemm.tile2d") || contains(line, "gemm.coopmat")) << line;
+      EXPECT_TRUE(contains(line, "gemm.tile2d") || contains(line, "gemm.warptile") || contains(line, "gemm.coopmat"))
+          << line;
     }
   EXPECT_FALSE(contains(r.out, "FAILED")) << r.out;
 }
