@@ -19,6 +19,9 @@ sizes=1024,2048,4096,8192
   --sizes "$sizes" --reps 10 --warmup 3 -o "$out/gemm-ladder-lower.json" --quiet
 "$cli" run --kernels 'gemm.tile2d,gemm.tile2d_padded,gemm.tile2d_dbuf' --param BK=16 \
   --sizes "$sizes" --reps 10 --warmup 3 -o "$out/gemm-ladder-upper.json" --quiet
+# Warp tiling with the configuration that led a 104-point sweep at 4096 on an H200.
+"$cli" run --kernels gemm.warptile --param BK=16 --param WM=64 --param WN=32 --param WNITER=1 --param TM=8 --param TN=8 \
+  --sizes "$sizes" --reps 10 --warmup 3 -o "$out/gemm-warptile.json" --quiet
 "$cli" run --kernels gemm.coopmat --param OUT16=0,1 \
   --sizes "$sizes" --reps 10 --warmup 3 -o "$out/gemm-coopmat.json" --quiet
 if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
