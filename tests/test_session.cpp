@@ -553,3 +553,16 @@ TEST_F(SessionReject, PlanRepsNotANumber) {
 }
 
 }  // namespace
+
+// The measured sessions shipped in docs/ (lavapipe, H200) keep loading as the format grows.
+TEST(ShippedSessions, EveryFileInDocsLoads) {
+  size_t files = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(KS_DOCS_SESSIONS_DIR)) {
+    if (entry.path().extension() != ".json") continue;
+    ++files;
+    auto s = ks::loadSession(entry.path().string());
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    EXPECT_FALSE(s->points.empty()) << entry.path();
+  }
+  EXPECT_GE(files, 10u);
+}
