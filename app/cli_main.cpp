@@ -40,6 +40,8 @@ run options:
   --reps N           timed repetitions per point (default 20)
   --warmup N         untimed repetitions first (default 3)
   --warmup-ms MS     ...lasting at least this long, for clocks to ramp up (default 200)
+  --target-ci PCT    adaptive: after --reps, repeat until the median's 95% CI is within +-PCT
+                     (e.g. 1%), --budget-ms per point (default 2000) or --max-reps (default 1000)
   --seed N           input seed (default 1)
   --device N|name    device index or name substring (default: discrete > integrated > CPU)
   -o FILE            write the session (JSON)
@@ -204,8 +206,8 @@ int cmdKernels(int argc, char** argv) {
 
 int cmdRun(int argc, char** argv) {
   Args a = parseArgs(argc, argv, 2,
-                     {"--kernels", "--sizes", "--mnk", "--wg", "--param", "--reps", "--warmup", "--warmup-ms", "--seed",
-                      "--device", "-o", "--output", "--csv"},
+                     {"--kernels", "--sizes", "--mnk", "--wg", "--param", "--reps", "--warmup", "--warmup-ms",
+                      "--target-ci", "--budget-ms", "--max-reps", "--seed", "--device", "-o", "--output", "--csv"},
                      {"--quiet"});
   if (!a.positional.empty()) usage("unexpected argument '" + a.positional.front() + "'");
   if (!a.has("--kernels")) usage("run needs --kernels (e.g. --kernels gemm.naive,gemm.tiled_shared)");
@@ -235,6 +237,18 @@ int cmdRun(int argc, char** argv) {
   plan.reps = parseCount(a.get("--reps", "20"), "--reps", 1);
   plan.warmup = parseCount(a.get("--warmup", "3"), "--warmup", 0);
   plan.warmup_ms = parseCount(a.get("--warmup-ms", "200"), "--warmup-ms", 0);
+  if (a.has("--target-ci")) {
+    std::string t = a.get("--target-ci");
+    const bool percent = !t.empty() && t.back() == '%';
+    if (percent) t.pop_back();
+    char* end = nullptr;
+    const double v = std::strtod(t.c_str(), &end);
+    if (t.empty() || *end || !(v > 0) || v >= (percent ? 100 : 1))
+      usage("--target-ci must be a fraction like 0.01 or a percentage like 1%, not '" + a.get("--target-ci") + "'");
+    plan.target_ci = percent ? v / 100 : v;
+  }
+  plan.budget_ms = parseCount(a.get("--budget-ms", "2000"), "--budget-ms", 1);
+  plan.max_reps = parseCount(a.get("--max-reps", "1000"), "--max-reps", 1);
   plan.seed = parseCount(a.get("--seed", "1"), "--seed", 0);
   std::vector<std::string> notes;
   auto items = ks::buildPlan(spec, &notes);

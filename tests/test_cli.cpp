@@ -470,3 +470,16 @@ TEST(CliFailures, InterruptKeepsFinishedPointsAndExits130) {
   EXPECT_LT(s->points.size(), 40u);
   EXPECT_EQ(s->points.front().status, ks::PointStatus::Ok);
 }
+
+TEST(CliAdaptive, TargetCiRepeatsUntilTheIntervalIsTightAndTheSessionLoads) {
+  const fs::path session = tempDir() / "adaptive.json";
+  const CliResult r = runCli("run --kernels cpu.gemm.naive --sizes 16 --reps 6 --warmup 0 --target-ci 50% -o " +
+                             quote(session.string()));
+  EXPECT_EQ(r.rc, 0) << r.all();
+  EXPECT_TRUE(contains(r.out, "(ci_target)")) << r.out;
+  auto s = ks::loadSession(session.string());
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_DOUBLE_EQ(s->plan.target_ci, 0.5);
+  EXPECT_EQ(s->points[0].stop_reason, "ci_target");
+  expectUsageError("run --kernels cpu.gemm.naive --sizes 16 --target-ci abc", {"--target-ci", "'abc'"});
+}

@@ -268,3 +268,36 @@ TEST(GemmLavapipe, DispatchOverheadIsPositiveAndFinite) {
   EXPECT_GT(r->dispatch.median, 0);
   EXPECT_TRUE(std::isfinite(r->dispatch.max));
 }
+
+TEST(GemmLavapipe, AdaptiveRepetitionsStopForAReasonAndSaySo) {
+  Runner runner(&device());
+  std::atomic<bool> cancel{false};
+  Plan plan = quickPlan(6, 0);
+  plan.target_ci = 0.5;  // loose: met right away
+  Measurement m = runner.runPoint({"cpu.gemm.naive", {}, {16, 16, 16}}, plan, cancel);
+  ASSERT_EQ(m.status, PointStatus::Ok) << m.error;
+  EXPECT_EQ(m.stop_reason, "ci_target");
+  EXPECT_LE(m.stats.ciRelative(), 0.5);
+
+  plan.target_ci = 1e-9;  // unreachable: the budget ends it
+  plan.budget_ms = 50;
+  plan.max_reps = 1000000;
+  const auto t0 = std::chrono::steady_clock::now();
+  m = runner.runPoint({"gemm.naive_coalesced", {{8, 8, 1}, {}}, {32, 32, 32}}, plan, cancel);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(m.status, PointStatus::Ok) << m.error;
+  EXPECT_EQ(m.stop_reason, "time_budget");
+  EXPECT_GE(ms, 50.0);
+  EXPECT_GT(m.samples_ns.size(), 6u);
+
+  plan.budget_ms = 100000;
+  plan.max_reps = 9;  // the cap ends it
+  m = runner.runPoint({"cpu.gemm.naive", {}, {8, 8, 8}}, plan, cancel);
+  EXPECT_EQ(m.stop_reason, "max_reps");
+  EXPECT_EQ(m.samples_ns.size(), 9u);
+
+  plan.target_ci = 0;  // fixed
+  m = runner.runPoint({"cpu.gemm.naive", {}, {8, 8, 8}}, plan, cancel);
+  EXPECT_EQ(m.stop_reason, "reps");
+  EXPECT_EQ(m.samples_ns.size(), 6u);
+}

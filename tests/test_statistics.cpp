@@ -137,3 +137,35 @@ TEST(Gemm16Workload, ReferenceUsesTheRoundedInputsAndTheFusedRelu) {
   out[5] = ks::floatToHalf(ks::halfToFloat(out[5]) + 1.0f);
   EXPECT_EQ(ks::verifyOutput(*k, *w, out.data(), relu).status, ks::VerifyStatus::Failed);
 }
+
+#include <random>
+
+TEST(Statistics, QuartilesOutliersAndTheMediansConfidenceInterval) {
+  const ks::Stats s = ks::computeStats({1, 2, 3, 4, 5, 6, 7, 8, 9, 100});
+  EXPECT_DOUBLE_EQ(s.q1, 3.25);
+  EXPECT_DOUBLE_EQ(s.q3, 7.75);
+  EXPECT_DOUBLE_EQ(s.iqr, 4.5);
+  EXPECT_EQ(s.outliers, 1u);  // 100 > 7.75 + 6.75
+  EXPECT_LE(s.ci_low, s.median);
+  EXPECT_GE(s.ci_high, s.median);
+  EXPECT_LT(s.ci_high, 100);  // the outlier does not widen the median's interval to the max
+}
+
+TEST(Statistics, TheMediansIntervalCoversTheTrueMedianAtTheExpectedRate) {
+  // Skewed (lognormal, like timings) with a known median of exp(0) = 1.
+  std::mt19937_64 rng(99);
+  std::lognormal_distribution<double> dist(0.0, 0.5);
+  for (size_t n : {10u, 30u, 200u}) {
+    int covered = 0;
+    const int trials = 2000;
+    for (int t = 0; t < trials; ++t) {
+      std::vector<double> v(n);
+      for (auto& x : v) x = dist(rng);
+      const ks::Stats s = ks::computeStats(v);
+      covered += s.ci_low <= 1.0 && 1.0 <= s.ci_high;
+    }
+    const double rate = double(covered) / trials;
+    EXPECT_GE(rate, 0.93) << "n=" << n;  // nominal 95%; order statistics round outward
+    EXPECT_LE(rate, 0.99) << "n=" << n;  // not the trivial min..max interval
+  }
+}

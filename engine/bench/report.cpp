@@ -58,8 +58,12 @@ std::string formatPointLine(const Measurement& m, size_t index, size_t total) {
   out << head;
   switch (m.status) {
     case PointStatus::Ok:
-      out << "median " << formatDuration(m.stats.median) << "  " << fmt("%.2f", m.gflops) << " GFLOPS  "
-          << fmt("%.2f", m.gbps) << " GB/s  cv " << fmt("%.1f%%", 100 * m.stats.cv) << "  verified " << verifyText(m);
+      out << "median " << formatDuration(m.stats.median);
+      if (m.stats.count >= 6) out << " +-" << fmt("%.1f%%", 100 * m.stats.ciRelative());
+      out << "  " << fmt("%.2f", m.gflops) << " GFLOPS  " << fmt("%.2f", m.gbps) << " GB/s  cv "
+          << fmt("%.1f%%", 100 * m.stats.cv) << "  n=" << m.stats.count;
+      if (!m.stop_reason.empty() && m.stop_reason != "reps") out << " (" << m.stop_reason << ")";
+      out << "  verified " << verifyText(m);
       break;
     case PointStatus::Failed:
       out << "FAILED: " << firstLine(m.error);

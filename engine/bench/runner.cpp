@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <random>
 
 #include "engine/cpu/gemm_cpu.h"
@@ -37,6 +38,20 @@ bool warmupWanted(const Plan& plan, uint32_t done, std::chrono::steady_clock::ti
   if (done < plan.warmup) return true;
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return ms < plan.warmup_ms;
+}
+// Whether sampling is done, and why: the fixed count, or (adaptive) the
+// confidence target, the time budget or the sample cap.
+std::optional<std::string> samplingDone(const Plan& plan, const std::vector<double>& samples,
+                                        std::chrono::steady_clock::time_point start) {
+  const size_t n = samples.size();
+  if (n < plan.reps) return std::nullopt;
+  if (plan.target_ci <= 0) return std::string("reps");
+  if (n >= std::max<size_t>(plan.max_reps, plan.reps)) return std::string("max_reps");
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (ms >= plan.budget_ms) return std::string("time_budget");
+  // Re-sorting every sample is cheap next to a dispatch; still, check every 4th.
+  if ((n - plan.reps) % 4 == 0 && computeStats(samples).ciRelative() <= plan.target_ci) return std::string("ci_target");
+  return std::nullopt;
 }
 }  // namespace
 
@@ -206,7 +221,12 @@ Measurement Runner::runGpu(const KernelInfo& kernel, const PlanItem& item, const
     if (!t) return fail(t.error().message);
     ++m.warmup_runs;
   }
-  for (uint32_t i = 0; i < plan.reps; ++i) {
+  const auto timed_start = std::chrono::steady_clock::now();
+  while (true) {
+    if (auto done = samplingDone(plan, m.samples_ns, timed_start)) {
+      m.stop_reason = *done;
+      break;
+    }
     if (cancel.load()) {
       m.status = PointStatus::Cancelled;
       m.samples_ns.clear();
@@ -244,13 +264,21 @@ Measurement Runner::runCpu(const KernelInfo& kernel, const PlanItem& item, const
   }
   const auto warm_start = std::chrono::steady_clock::now();
   bool warming = true;
-  while (m.samples_ns.size() < plan.reps) {
+  auto timed_start = std::chrono::steady_clock::now();
+  while (true) {
+    if (!warming)
+      if (auto done = samplingDone(plan, m.samples_ns, timed_start)) {
+        m.stop_reason = *done;
+        break;
+      }
     if (cancel.load()) {
       m.status = PointStatus::Cancelled;
       m.samples_ns.clear();
       return m;
     }
+    const bool was_warming = warming;
     warming = warming && warmupWanted(plan, m.warmup_runs, warm_start);
+    if (was_warming && !warming) timed_start = std::chrono::steady_clock::now();
     const auto t0 = std::chrono::steady_clock::now();
     kernel.cpu(inputs, out.data(), item.size, item.params);
     const auto t1 = std::chrono::steady_clock::now();

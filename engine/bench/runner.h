@@ -30,6 +30,7 @@ struct Measurement {
   std::vector<double> samples_ns;  // one per timed repetition, on `clock`
   std::vector<double> wall_ns;     // host submit-to-fence beside GPU samples
   uint32_t warmup_runs = 0;        // untimed runs done before the samples
+  std::string stop_reason;         // why sampling stopped: reps, ci_target, time_budget, max_reps
   Stats stats;
   double gflops = 0;  // from the median
   double gbps = 0;    // from the median, each input read once and output written once

@@ -24,6 +24,12 @@ struct Plan {
   // GPU idled (e.g. during a CPU point) ramp up before timing starts.
   uint32_t warmup_ms = 200;
   uint64_t seed = 1;
+  // Adaptive repetitions: after `reps`, keep timing until the median's 95%
+  // confidence interval is within +-target_ci of it (e.g. 0.01), or the point
+  // has been timed for budget_ms, or max_reps samples are in. 0 = exactly reps.
+  double target_ci = 0;
+  uint32_t max_reps = 1000;
+  uint32_t budget_ms = 2000;
 };
 
 // "128,256,512", "64:4096:x2" (geometric), "256:2048:+256" (linear), mixed.

@@ -199,11 +199,10 @@ std::string sessionToJson(const Session& s) {
                      {"params", paramsToJson(it.params, !k || k->uses_workgroup)},
                      {"size", sizeToJson(it.size)}});
   }
-  j["plan"] = {{"reps", s.plan.reps},
-               {"warmup", s.plan.warmup},
-               {"warmup_ms", s.plan.warmup_ms},
-               {"seed", s.plan.seed},
-               {"items", items}};
+  j["plan"] = {{"reps", s.plan.reps},           {"warmup", s.plan.warmup},
+               {"warmup_ms", s.plan.warmup_ms}, {"target_ci", s.plan.target_ci},
+               {"max_reps", s.plan.max_reps},   {"budget_ms", s.plan.budget_ms},
+               {"seed", s.plan.seed},           {"items", items}};
   json points = json::array();
   for (const auto& m : s.points) {
     const KernelInfo* k = Registry::instance().find(m.item.kernel);
@@ -215,11 +214,21 @@ std::string sessionToJson(const Session& s) {
     if (!m.error.empty()) p["error"] = m.error;
     p["clock"] = m.clock.empty() ? json(nullptr) : json(m.clock);
     p["warmup_runs"] = m.warmup_runs;
+    if (!m.stop_reason.empty()) p["stop_reason"] = m.stop_reason;
     p["samples_ns"] = m.samples_ns;
     if (!m.wall_ns.empty()) p["wall_ns"] = m.wall_ns;
-    p["stats"] = {{"count", m.stats.count},  {"min_ns", m.stats.min}, {"median_ns", m.stats.median},
-                  {"mean_ns", m.stats.mean}, {"max_ns", m.stats.max}, {"stddev_ns", m.stats.stddev},
-                  {"cv", m.stats.cv}};
+    p["stats"] = {{"count", m.stats.count},
+                  {"min_ns", m.stats.min},
+                  {"median_ns", m.stats.median},
+                  {"mean_ns", m.stats.mean},
+                  {"max_ns", m.stats.max},
+                  {"stddev_ns", m.stats.stddev},
+                  {"cv", m.stats.cv},
+                  {"q1_ns", m.stats.q1},
+                  {"q3_ns", m.stats.q3},
+                  {"ci_low_ns", m.stats.ci_low},
+                  {"ci_high_ns", m.stats.ci_high},
+                  {"outliers", m.stats.outliers}};
     p["gflops"] = m.gflops;
     p["gbps"] = m.gbps;
     if (k && k->bytes) p["bytes"] = k->bytes(m.item.size, m.item.params);
@@ -323,6 +332,9 @@ Result<Session> sessionFromJson(const std::string& text) {
   s.plan.reps = static_cast<uint32_t>(reps);
   s.plan.warmup = static_cast<uint32_t>(warmup);
   s.plan.warmup_ms = static_cast<uint32_t>(r.uint(*plan, "plan", "warmup_ms", false));
+  s.plan.target_ci = r.num(*plan, "plan", "target_ci", false);
+  if (plan->contains("max_reps")) s.plan.max_reps = static_cast<uint32_t>(r.uint(*plan, "plan", "max_reps", false));
+  if (plan->contains("budget_ms")) s.plan.budget_ms = static_cast<uint32_t>(r.uint(*plan, "plan", "budget_ms", false));
   s.plan.seed = r.uint(*plan, "plan", "seed");
   if (const json* items = r.field(*plan, "plan", "items")) {
     if (!items->is_array())
@@ -350,6 +362,7 @@ Result<Session> sessionFromJson(const std::string& text) {
     m.error = r.str(pj, path, "error", false);
     m.warmup_runs = static_cast<uint32_t>(r.uint(pj, path, "warmup_runs", false));
     m.method = r.str(pj, path, "method", false);
+    m.stop_reason = r.str(pj, path, "stop_reason", false);
     m.pipeline_stats = r.str(pj, path, "pipeline_stats", false);
     if (const json* clock = r.field(pj, path, "clock"); clock && !clock->is_null()) {
       if (!clock->is_string() || (*clock != "gpu_timestamp" && *clock != "wall"))
@@ -410,9 +423,11 @@ Result<Session> sessionFromJson(const std::string& text) {
     }
     if (r.failed()) return makeError(r.error);
     if (m.status == PointStatus::Ok) {
-      if (m.samples_ns.size() != s.plan.reps)
+      const bool adaptive = s.plan.target_ci > 0;
+      const size_t most = adaptive ? std::max<size_t>(s.plan.max_reps, s.plan.reps) : s.plan.reps;
+      if (m.samples_ns.size() < s.plan.reps || m.samples_ns.size() > most)
         return makeError(path + ".samples_ns: " + std::to_string(m.samples_ns.size()) + " samples, but plan.reps is " +
-                         std::to_string(s.plan.reps));
+                         std::to_string(s.plan.reps) + (adaptive ? " (max " + std::to_string(most) + ")" : ""));
       if (m.stats.median <= 0) return makeError(path + ".samples_ns: an ok point must have a positive median");
       if (!m.wall_ns.empty() && m.wall_ns.size() != m.samples_ns.size())
         return makeError(path + ".wall_ns: " + std::to_string(m.wall_ns.size()) + " values for " +
