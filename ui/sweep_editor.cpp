@@ -1,5 +1,6 @@
 #include "ui/sweep_editor.h"
 
+#include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -51,6 +52,16 @@ SweepEditor::SweepEditor(QWidget* parent) : QWidget(parent) {
   warmup_->setObjectName("warmup");
   warmup_->setRange(0, 10000);
   warmup_->setValue(3);
+  targetCi_ = new QDoubleSpinBox;
+  targetCi_->setObjectName("targetCi");
+  targetCi_->setRange(0, 50);
+  targetCi_->setDecimals(1);
+  targetCi_->setSingleStep(0.5);
+  targetCi_->setSuffix(" %");
+  targetCi_->setSpecialValueText(tr("off"));
+  targetCi_->setToolTip(
+      tr("Adaptive repetitions: after the repetitions above, keep timing until the median's 95% "
+         "confidence interval is within ± this much (at most 2 s or 1000 runs per point)"));
   sizesError_ = errorLabel();
   shapesError_ = errorLabel();
   paramsError_ = errorLabel();
@@ -85,10 +96,12 @@ SweepEditor::SweepEditor(QWidget* parent) : QWidget(parent) {
   repsRow->addWidget(new QLabel(tr("warm-up")));
   repsRow->addWidget(warmup_);
   form->addRow(tr("Repetitions"), repsRow);
+  form->addRow(tr("Until CI within"), targetCi_);
   form->addRow(summary_);
 
   for (QLineEdit* e : {sizes_, shapes_, params_}) connect(e, &QLineEdit::textChanged, this, &SweepEditor::revalidate);
   for (QSpinBox* s : {reps_, warmup_}) connect(s, &QSpinBox::valueChanged, this, &SweepEditor::revalidate);
+  connect(targetCi_, &QDoubleSpinBox::valueChanged, this, &SweepEditor::revalidate);
   revalidate();
 }
 
@@ -232,6 +245,7 @@ void SweepEditor::revalidate() {
       plan.items = *items;
       plan.reps = uint32_t(reps_->value());
       plan.warmup = uint32_t(warmup_->value());
+      plan.target_ci = targetCi_->value() / 100.0;
       plan_ = plan;
     }
   }

@@ -13,6 +13,7 @@
 class QLineEdit;
 class QLabel;
 class QSpinBox;
+class QDoubleSpinBox;
 class QToolButton;
 
 namespace ks::ui {
@@ -36,6 +37,7 @@ class SweepEditor : public QWidget {
   QLineEdit* paramsEdit() const { return params_; }
   QSpinBox* repsBox() const { return reps_; }
   QSpinBox* warmupBox() const { return warmup_; }
+  QDoubleSpinBox* targetCiBox() const { return targetCi_; }
 
  signals:
   void changed();  // any entry or its validity changed
@@ -49,6 +51,7 @@ class SweepEditor : public QWidget {
   QLineEdit* params_;
   QSpinBox* reps_;
   QSpinBox* warmup_;
+  QDoubleSpinBox* targetCi_;  // adaptive repetitions: % half-width of the median's CI, 0 = off
   QLabel* sizesError_;
   QLabel* shapesError_;
   QLabel* paramsError_;

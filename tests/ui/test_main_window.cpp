@@ -147,6 +147,18 @@ class TestMainWindow : public QObject {
           QVERIFY(qFuzzyCompare(p.y(), points[i + 1].stats.median / points[i].stats.median));
   }
 
+  void adaptiveRepetitionsFromTheEditor() {
+    auto w = makeWindow();
+    w->setKernelChecked("cpu.gemm.naive", true);
+    setSweep(*w, "16");
+    w->sweepEditor()->targetCiBox()->setValue(50);  // a loose target: met right away
+    QSignalSpy finished(w.get(), &MainWindow::runFinished);
+    QTest::mouseClick(w->runButton(), Qt::LeftButton);
+    QVERIFY(finished.wait(60000));
+    QCOMPARE(w->session().plan.target_ci, 0.5);
+    QCOMPARE(QString::fromStdString(w->session().points.at(0).stop_reason), QString("ci_target"));
+  }
+
   void stopRightAfterRunIsNotLost() {
     auto w = makeWindow();
     w->setKernelChecked("gemm.naive_coalesced", true);
