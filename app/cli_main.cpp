@@ -273,10 +273,8 @@ int cmdRun(int argc, char** argv) {
   // GPU kernels were asked for: without a device nothing of that can be measured.
   Engine e = needs_gpu ? openEngine(a.get("--device"), true) : Engine{};
 
-  ks::Session session;
-  session.created = ks::nowIso8601();
+  ks::Session session = ks::newSession();
   if (e.device) session.device = e.device->info();
-  session.host = ks::cpu::hostInfo();
   session.plan = plan;
 
   if (e.device)

@@ -12,6 +12,7 @@
 
 #include "engine/kernels/registry.h"
 #include "engine/session/session.h"
+#include "engine/vulkan/shader_compiler.h"
 
 #ifndef KS_CLI_PATH
 #error "KS_CLI_PATH must name the kernelscope-cli binary"
@@ -482,4 +483,27 @@ TEST(CliAdaptive, TargetCiRepeatsUntilTheIntervalIsTightAndTheSessionLoads) {
   EXPECT_DOUBLE_EQ(s->plan.target_ci, 0.5);
   EXPECT_EQ(s->points[0].stop_reason, "ci_target");
   expectUsageError("run --kernels cpu.gemm.naive --sizes 16 --target-ci abc", {"--target-ci", "'abc'"});
+}
+
+TEST(CliProvenance, TheSessionRecordsCompilerEnvironmentAndShaderHashes) {
+  const fs::path session = tempDir() / "provenance.json";
+  const CliResult r = runCli(
+      "run --kernels gemm.naive,gemm.naive_coalesced,cpu.gemm.naive --sizes 16 --reps 2 "
+      "--warmup 0 -o " +
+      quote(session.string()));
+  ASSERT_EQ(r.rc, 0) << r.all();
+  auto s = ks::loadSession(session.string());
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(s->glslang_version, ks::vk::glslangVersion());
+  // Variables that change OpenBLAS, Mesa or the loader are kept; others are not.
+  for (const auto& [name, value] : s->environment)
+    EXPECT_TRUE(name.rfind("OPENBLAS_", 0) == 0 || name.rfind("MESA_", 0) == 0 || name.rfind("LP_", 0) == 0 ||
+                name.rfind("GALLIUM_", 0) == 0 || name.rfind("VK_", 0) == 0 || name.rfind("OMP_", 0) == 0 ||
+                name.rfind("GOTO_", 0) == 0)
+        << name;
+  // The same shader with a different define hashes differently; CPU kernels have none.
+  ASSERT_EQ(s->points.size(), 3u);
+  EXPECT_EQ(s->points[0].shader_hash.size(), 16u);
+  EXPECT_NE(s->points[0].shader_hash, s->points[1].shader_hash);
+  EXPECT_TRUE(s->points[2].shader_hash.empty());
 }

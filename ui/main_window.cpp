@@ -445,10 +445,8 @@ void MainWindow::startRun() {
     return;
   }
   if (!session_.points.empty() && !confirmDiscard()) return;
-  session_ = ks::Session{};
-  session_.created = ks::nowIso8601();
+  session_ = ks::newSession();
   session_.device = device_;
-  session_.host = host_;
   session_.plan = *plan;
   path_.clear();
   model_->clear();

@@ -201,6 +201,15 @@ Measurement Runner::runGpu(const KernelInfo& kernel, const PlanItem& item, const
     auto pipeline = device_->pipeline(desc);
     if (!pipeline) return fail(pipeline.error().message);
     recorded.push_back({*pipeline, step.groups, step.push});
+    uint64_t h = 1469598103934665603ull;  // FNV-1a over the source and defines: what the result depends on
+    auto mix = [&h](const std::string& text) {
+      for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+    };
+    mix(desc.source);
+    for (const auto& [name, value] : desc.defines) mix(name + "=" + value + ";");
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+    m.shader_hash += (m.shader_hash.empty() ? "" : ";") + std::string(hex);
     for (const auto& [name, value] : (*pipeline)->statistics)
       m.pipeline_stats += (m.pipeline_stats.empty() ? "" : "; ") + name + "=" + value;
   }

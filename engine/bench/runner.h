@@ -26,6 +26,7 @@ struct Measurement {
   std::string clock;           // "gpu_timestamp" or "wall"
   std::string method;          // how it ran where that depends on the device (e.g. which atomic)
   std::string pipeline_stats;  // the driver's statistics of the compiled code, "Register Count=128; ..."
+  std::string shader_hash;     // FNV-1a of each dispatch's GLSL source and defines, "3f2a...;..."
 
   std::vector<double> samples_ns;  // one per timed repetition, on `clock`
   std::vector<double> wall_ns;     // host submit-to-fence beside GPU samples

@@ -1,11 +1,15 @@
 #include "engine/session/session.h"
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+
+#include "engine/vulkan/shader_compiler.h"
 
 namespace ks {
 
@@ -18,6 +22,28 @@ std::string nowIso8601() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
+}
+
+std::map<std::string, std::string> relevantEnvironment() {
+  std::map<std::string, std::string> out;
+  static const char* prefixes[] = {"OPENBLAS_", "MESA_", "LP_", "GALLIUM_", "VK_", "OMP_", "GOTO_"};
+  for (char** e = environ; e && *e; ++e) {
+    const std::string kv = *e;
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos) continue;
+    for (const char* p : prefixes)
+      if (kv.rfind(p, 0) == 0) out[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return out;
+}
+
+Session newSession() {
+  Session s;
+  s.created = nowIso8601();
+  s.host = cpu::hostInfo();
+  s.glslang_version = vk::glslangVersion();
+  s.environment = relevantEnvironment();
+  return s;
 }
 
 namespace {
@@ -184,6 +210,7 @@ std::string sessionToJson(const Session& s) {
   j["version"] = kSessionVersion;
   j["app"] = {{"name", "kernelscope"}, {"version", s.app_version}, {"commit", s.app_commit}};
   j["created"] = s.created;
+  j["provenance"] = {{"glslang", s.glslang_version}, {"environment", s.environment}};
   j["device"] = s.device ? deviceToJson(*s.device) : json(nullptr);
   j["host"] = {{"cpu_model", s.host.cpu_model},
                {"logical_cores", s.host.logical_cores},
@@ -233,6 +260,7 @@ std::string sessionToJson(const Session& s) {
     p["gbps"] = m.gbps;
     if (k && k->bytes) p["bytes"] = k->bytes(m.item.size, m.item.params);
     if (!m.method.empty()) p["method"] = m.method;
+    if (!m.shader_hash.empty()) p["shader_hash"] = m.shader_hash;
     if (!m.pipeline_stats.empty()) p["pipeline_stats"] = m.pipeline_stats;
     p["verification"] = {{"status", verifyStatusName(m.verification.status)},
                          {"rel_error", numberOrNull(m.verification.rel_error)},
@@ -273,6 +301,16 @@ Result<Session> sessionFromJson(const std::string& text) {
     s.app_commit = r.str(*app, "app", "commit");
   }
   s.created = r.str(j, "", "created");
+  if (const json* pv = r.field(j, "", "provenance", false)) {
+    s.glslang_version = r.str(*pv, "provenance", "glslang", false);
+    if (const json* env = r.field(*pv, "provenance", "environment", false)) {
+      if (!env->is_object()) return makeError("provenance.environment: expected an object of strings");
+      for (auto it = env->begin(); it != env->end(); ++it) {
+        if (!it->is_string()) return makeError("provenance.environment." + it.key() + ": expected a string");
+        s.environment[it.key()] = it->get<std::string>();
+      }
+    }
+  }
 
   if (const json* d = r.field(j, "", "device"); d && !d->is_null()) {
     vk::DeviceInfo info;
@@ -362,6 +400,7 @@ Result<Session> sessionFromJson(const std::string& text) {
     m.error = r.str(pj, path, "error", false);
     m.warmup_runs = static_cast<uint32_t>(r.uint(pj, path, "warmup_runs", false));
     m.method = r.str(pj, path, "method", false);
+    m.shader_hash = r.str(pj, path, "shader_hash", false);
     m.stop_reason = r.str(pj, path, "stop_reason", false);
     m.pipeline_stats = r.str(pj, path, "pipeline_stats", false);
     if (const json* clock = r.field(pj, path, "clock"); clock && !clock->is_null()) {

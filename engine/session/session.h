@@ -1,5 +1,6 @@
 #pragma once
 // The session file: everything a run produced, as JSON (format version 1).
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,12 +20,21 @@ struct Session {
   std::string created;                   // ISO 8601 UTC
   std::optional<vk::DeviceInfo> device;  // absent for CPU-only sessions
   cpu::HostInfo host;
+  // What else a result depends on: the shader compiler and the environment
+  // variables that change what OpenBLAS, Mesa/lavapipe or the Vulkan loader do.
+  std::string glslang_version;
+  std::map<std::string, std::string> environment;
   Plan plan;
   std::vector<Measurement> points;
   std::string notes;
 };
 
 std::string nowIso8601();
+
+// A new session stamped with everything it depends on (time, compiler, environment).
+Session newSession();
+// OPENBLAS_*, MESA_*, LP_*, GALLIUM_*, VK_* and GOMP/OMP thread settings.
+std::map<std::string, std::string> relevantEnvironment();
 
 std::string sessionToJson(const Session& session);
 // Validates everything; the error names the field that cannot be trusted.
