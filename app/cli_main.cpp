@@ -303,6 +303,8 @@ int cmdRun(int argc, char** argv) {
   std::signal(SIGINT, SIG_DFL);
 
   std::printf("\n%s", ks::formatSummaryTable(session.points).c_str());
+  if (const auto table = ks::formatComplexityTable(session.points); !table.empty())
+    std::printf("\n%s\n", table.c_str());
   size_t failed = 0, skipped = 0, cancelled = 0;
   for (const auto& m : session.points) {
     failed += m.status == ks::PointStatus::Failed;
@@ -348,6 +350,7 @@ int cmdShow(int argc, char** argv) {
   std::printf("%u warm-up + %u timed repetitions, seed %llu\n\n", s->plan.warmup, s->plan.reps,
               static_cast<unsigned long long>(s->plan.seed));
   std::printf("%s", ks::formatSummaryTable(s->points).c_str());
+  if (const auto table = ks::formatComplexityTable(s->points); !table.empty()) std::printf("\n%s", table.c_str());
   if (a.has("--csv")) {
     std::ofstream csv(a.get("--csv"));
     csv << ks::measurementsToCsv(s->points);

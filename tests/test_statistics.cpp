@@ -169,3 +169,39 @@ TEST(Statistics, TheMediansIntervalCoversTheTrueMedianAtTheExpectedRate) {
     EXPECT_LE(rate, 0.99) << "n=" << n;  // not the trivial min..max interval
   }
 }
+
+#include "engine/bench/complexity.h"
+
+TEST(Complexity, SlopesOfKnownPowerLawsAndTheCutoff) {
+  auto point = [](const char* kernel, ks::ProblemSize size, double ns) {
+    ks::Measurement m;
+    m.item.kernel = kernel;
+    m.item.size = size;
+    m.samples_ns = {ns, ns, ns};
+    m.stats = ks::computeStats(m.samples_ns);
+    m.verification = ks::judge(0, 0, 1, "");
+    return m;
+  };
+  std::vector<ks::Measurement> ms;
+  // gemm: t = N^3 above a fixed cost that dominates small sizes; dot: t = 2 N.
+  for (uint64_t n : {16u, 32u, 64u, 128u, 256u, 512u})
+    ms.push_back(point("cpu.gemm.naive", {n, n, n}, 1e5 + double(n) * n * n));
+  for (uint64_t n : {1024u, 4096u, 16384u, 65536u}) ms.push_back(point("cpu.dot.naive", {1, n, 1, 1}, 2.0 * n));
+  ms.push_back(point("cpu.gemm.openblas", {64, 64, 64}, 100));  // one size: no fit
+  auto failed = point("cpu.gemm.blocked", {64, 64, 64}, 1);     // failed points never count
+  failed.status = ks::PointStatus::Failed;
+  ms.push_back(failed);
+  const auto fits = ks::fitComplexity(ms);
+  ASSERT_EQ(fits.size(), 2u);
+  EXPECT_EQ(fits[0].series, "cpu.gemm.naive");
+  EXPECT_EQ(fits[0].points, 3u);          // the upper half: 128, 256, 512
+  EXPECT_NEAR(fits[0].slope, 3.0, 0.15);  // the fixed cost bends the small sizes only
+  EXPECT_NEAR(fits[1].slope, 1.0, 1e-9);
+  EXPECT_NEAR(fits[1].slope_error, 0.0, 1e-9);
+  // All sizes: the fixed cost drags the gemm slope well below 3.
+  const auto all = ks::fitComplexity(ms, 1.0);
+  EXPECT_LT(all[0].slope, 2.5);
+  EXPECT_GT(all[0].slope_error, 0.0);
+  EXPECT_DOUBLE_EQ(ks::problemScale({1000, 1000, 1, 2}), 1000.0);
+  EXPECT_DOUBLE_EQ(ks::problemScale({1, 4096, 1, 1}), 4096.0);
+}

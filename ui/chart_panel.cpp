@@ -32,6 +32,7 @@
 #include <cmath>
 #include <limits>
 
+#include "engine/bench/complexity.h"
 #include "engine/kernels/registry.h"
 
 namespace ks::ui {
@@ -698,16 +699,7 @@ QString openForWrite(QFile& file) {
 
 }  // namespace
 
-double sizeAxisValue(const ks::ProblemSize& s) {
-  if (s.m == s.n && s.n == s.k) return double(s.n);
-  double product = 1;
-  int dims = 0;
-  for (uint64_t d : {s.m, s.n, s.k})
-    if (d != 1) product *= double(d), ++dims;
-  if (dims == 1) return product;
-  if (dims == 2) return std::sqrt(product);
-  return dims == 3 ? std::cbrt(product) : 1.0;
-}
+double sizeAxisValue(const ks::ProblemSize& s) { return ks::problemScale(s); }
 
 QString seriesName(const ks::PlanItem& item) {
   const auto* k = ks::Registry::instance().find(item.kernel);

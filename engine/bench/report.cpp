@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "engine/bench/complexity.h"
+
 namespace ks {
 
 namespace {
@@ -135,6 +137,17 @@ std::string formatDeviceTable(const std::vector<vk::DeviceInfo>& devices, int se
   }
   return renderTable(
       {"index", "name", "type", "driver", "vulkan", "subgroup", "shared mem", "max workgroup", "timestamps"}, rows);
+}
+
+std::string formatComplexityTable(const std::vector<Measurement>& points) {
+  const auto fits = fitComplexity(points);
+  if (fits.empty()) return {};
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& f : fits)
+    rows.push_back({f.series, std::to_string(f.points),
+                    fmt("%.2f", f.slope) + (f.points > 2 ? " +- " + fmt("%.2f", f.slope_error) : "")});
+  return "complexity: slope of log(median time) vs log(size), upper half of each series' sizes\n" +
+         renderTable({"series", "points", "slope"}, rows);
 }
 
 std::string measurementsToCsv(const std::vector<Measurement>& points) {

@@ -14,6 +14,8 @@ std::string formatPointLine(const Measurement& m, size_t index, size_t total);
 std::string formatSummaryTable(const std::vector<Measurement>& points);
 std::string formatDeviceTable(const std::vector<vk::DeviceInfo>& devices, int selected);
 std::string measurementsToCsv(const std::vector<Measurement>& points);
+// Slope of log time vs log size per series (empty when no series has 2+ sizes).
+std::string formatComplexityTable(const std::vector<Measurement>& points);
 
 // A plain aligned text table.
 std::string renderTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);
