@@ -303,8 +303,6 @@ int cmdRun(int argc, char** argv) {
   std::signal(SIGINT, SIG_DFL);
 
   std::printf("\n%s", ks::formatSummaryTable(session.points).c_str());
-  if (const auto table = ks::formatComplexityTable(session.points); !table.empty())
-    std::printf("\n%s\n", table.c_str());
   size_t failed = 0, skipped = 0, cancelled = 0;
   for (const auto& m : session.points) {
     failed += m.status == ks::PointStatus::Failed;
@@ -314,6 +312,8 @@ int cmdRun(int argc, char** argv) {
   const bool interrupted = g_cancel.load();
   std::printf("%zu of %zu points ran: %zu failed, %zu skipped%s\n", session.points.size() - cancelled,
               plan.items.size(), failed, skipped, interrupted ? "; interrupted, the rest did not run" : "");
+  if (const auto table = ks::formatComplexityTable(session.points); !table.empty())
+    std::printf("\n%s\n", table.c_str());
   int rc = interrupted ? 130 : (failed ? 1 : 0);
   if (!out_path.empty()) {
     if (auto st = ks::saveSession(session, out_path); !st) {

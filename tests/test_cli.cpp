@@ -236,6 +236,9 @@ TEST_F(CliRun, PrintsSummaryTable) {
     EXPECT_EQ(rows[i].substr(rows[i].size() - 4), "  ok") << rows[i];
   }
   EXPECT_TRUE(contains(out, "8 of 8 points ran: 0 failed, 0 skipped")) << out;
+  // Two sizes per series: a slope of log time vs log size for each of the 4 series.
+  EXPECT_TRUE(std::regex_search(out, std::regex(R"(complexity: slope[^\n]*\n)"))) << out;
+  EXPECT_TRUE(std::regex_search(out, std::regex(R"(gemm\.tiled_shared 16x16\s+2\s+\d\.\d\d)"))) << out;
   EXPECT_TRUE(contains(out, "session written to " + session_->string())) << out;
   EXPECT_TRUE(contains(out, "CSV written to " + csv_->string())) << out;
 }
@@ -287,7 +290,7 @@ TEST_F(CliRun, ShowReprintsTheSameTable) {
   EXPECT_TRUE(contains(r.out, "session " + session_->string())) << r.out;
   EXPECT_TRUE(contains(r.out, "device: llvmpipe")) << r.out;
   EXPECT_TRUE(contains(r.out, "1 warm-up + 3 timed repetitions")) << r.out;
-  const std::string shown = summaryTable(r.out, "");
+  const std::string shown = summaryTable(r.out, "\ncomplexity:");
   const std::string ran = summaryTable(result_->out, "8 of 8 points ran");
   ASSERT_FALSE(shown.empty()) << r.out;
   EXPECT_EQ(shown, ran);
