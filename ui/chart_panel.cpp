@@ -701,14 +701,7 @@ QString openForWrite(QFile& file) {
 
 double sizeAxisValue(const ks::ProblemSize& s) { return ks::problemScale(s); }
 
-QString seriesName(const ks::PlanItem& item) {
-  const auto* k = ks::Registry::instance().find(item.kernel);
-  const bool with_wg = k ? k->uses_workgroup : item.params.wg.invocations() > 1;
-  QString name = QString::fromStdString(item.kernel);
-  const std::string params = item.params.str(with_wg);
-  if (params != "-") name += QLatin1Char(' ') + QString::fromStdString(params);
-  return name;
-}
+QString seriesName(const ks::PlanItem& item) { return QString::fromStdString(ks::seriesKey(item)); }
 
 QString measurementToolTip(const ks::Measurement& m) {
   const auto& s = m.item.size;
