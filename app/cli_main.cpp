@@ -1,4 +1,6 @@
 // kernelscope-cli: the engine, headless. Usage errors exit 2, failed points 1.
+#include <unistd.h>
+
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -30,6 +32,7 @@ usage:
   kernelscope-cli run --kernels LIST (--sizes LIST | --mnk LIST) [options]
   kernelscope-cli show SESSION.json [--csv out.csv]
   kernelscope-cli overhead [--device N|name] [--reps N]
+  kernelscope-cli peaks [--device N|name] [--reps N] [--copy-mib N] [-o FILE]
 
 run options:
   --kernels LIST     ids or globs, comma separated: gemm.naive,gemm.tiled_shared | gemm.* | all
@@ -43,10 +46,15 @@ run options:
   --target-ci PCT    adaptive: after --reps, repeat until the median's 95% CI is within +-PCT
                      (e.g. 1%), --budget-ms per point (default 2000) or --max-reps (default 1000)
   --seed N           input seed (default 1)
+  --peaks            measure the device's peaks first (see peaks) and keep them in the session
   --device N|name    device index or name substring (default: discrete > integrated > CPU)
   -o FILE            write the session (JSON)
   --csv FILE         write a flat CSV table
   --quiet            no per-point lines
+
+peaks measures fp32 and fp16 FMA throughput, cooperative-matrix throughput per
+supported shape, memory bandwidth (a copy shader and vkCmdCopyBuffer) and the
+empty-dispatch overhead; -o writes them into a session (device record) with no points.
 
 exit status: 0 all points ok, 1 a point failed, 2 usage error, 130 interrupted
 )";
@@ -150,6 +158,18 @@ void printHostLine(const ks::cpu::HostInfo& h) {
   if (!h.openblas_warning.empty()) std::printf("warning: %s\n", h.openblas_warning.c_str());
 }
 
+ks::DevicePeaks measurePeaksOrThrow(ks::vk::Device& device, const ks::PeakOptions& options) {
+  std::signal(SIGINT, [](int) { g_cancel.store(true); });
+  // Progress on a terminal only: the table that follows says it all again.
+  const bool progress = isatty(fileno(stderr));
+  auto peaks = ks::measurePeaks(device, options, g_cancel, [progress](const ks::PeakResult& r) {
+    if (progress) std::fprintf(stderr, "  %-52s %s\n", r.title.c_str(), ks::formatPeakValue(r).c_str());
+  });
+  std::signal(SIGINT, SIG_DFL);
+  if (!peaks) throw std::runtime_error("measuring peaks: " + peaks.error().message);
+  return *peaks;
+}
+
 int cmdDevices(int argc, char** argv) {
   if (!parseArgs(argc, argv, 2, {}, {}).positional.empty()) usage("devices takes no arguments");
   auto inst = ks::vk::Instance::create();
@@ -208,7 +228,7 @@ int cmdRun(int argc, char** argv) {
   Args a = parseArgs(argc, argv, 2,
                      {"--kernels", "--sizes", "--mnk", "--wg", "--param", "--reps", "--warmup", "--warmup-ms",
                       "--target-ci", "--budget-ms", "--max-reps", "--seed", "--device", "-o", "--output", "--csv"},
-                     {"--quiet"});
+                     {"--quiet", "--peaks"});
   if (!a.positional.empty()) usage("unexpected argument '" + a.positional.front() + "'");
   if (!a.has("--kernels")) usage("run needs --kernels (e.g. --kernels gemm.naive,gemm.tiled_shared)");
   if (!a.has("--sizes") && !a.has("--mnk")) usage("run needs --sizes or --mnk");
@@ -281,6 +301,11 @@ int cmdRun(int argc, char** argv) {
     std::printf("device: %s (%s, Vulkan %s, driver %s)\n", e.device->info().name.c_str(), e.device->info().type.c_str(),
                 e.device->info().api_version.c_str(), e.device->info().driver_version.c_str());
   printHostLine(session.host);
+  if (a.has("--peaks")) {
+    if (!e.device) usage("--peaks needs a Vulkan device (the sweep has only CPU kernels)");
+    session.peaks = measurePeaksOrThrow(*e.device, ks::PeakOptions{});
+    std::printf("%s\n", ks::formatPeaksTable(*session.peaks).c_str());
+  }
   std::printf("%zu points, %u+ warm-up runs (at least %u ms) + %u timed repetitions each, seed %llu\n",
               plan.items.size(), plan.warmup, plan.warmup ? plan.warmup_ms : 0, plan.reps,
               static_cast<unsigned long long>(plan.seed));
@@ -349,6 +374,7 @@ int cmdShow(int argc, char** argv) {
   printHostLine(s->host);
   std::printf("%u warm-up + %u timed repetitions, seed %llu\n\n", s->plan.warmup, s->plan.reps,
               static_cast<unsigned long long>(s->plan.seed));
+  if (s->peaks) std::printf("%s\n", ks::formatPeaksTable(*s->peaks).c_str());
   std::printf("%s", ks::formatSummaryTable(s->points).c_str());
   if (const auto table = ks::formatComplexityTable(s->points); !table.empty()) std::printf("\n%s", table.c_str());
   if (a.has("--csv")) {
@@ -385,6 +411,29 @@ int cmdOverhead(int argc, char** argv) {
   return 0;
 }
 
+int cmdPeaks(int argc, char** argv) {
+  Args a = parseArgs(argc, argv, 2, {"--device", "--reps", "--copy-mib", "-o", "--output"}, {});
+  if (!a.positional.empty()) usage("unexpected argument '" + a.positional.front() + "'");
+  ks::PeakOptions options;
+  options.reps = parseCount(a.get("--reps", "15"), "--reps", 3);
+  if (a.has("--copy-mib")) options.copy_bytes = uint64_t(parseCount(a.get("--copy-mib"), "--copy-mib", 1)) << 20;
+  const std::string out_path = a.has("-o") ? a.get("-o") : a.get("--output");
+  Engine e = openEngine(a.get("--device"), true);
+  const auto& info = e.device->info();
+  std::printf("device: %s (%s, Vulkan %s, driver %s)\n", info.name.c_str(), info.type.c_str(), info.api_version.c_str(),
+              info.driver_version.c_str());
+  std::fflush(stdout);
+  ks::Session session = ks::newSession();
+  session.device = info;
+  session.peaks = measurePeaksOrThrow(*e.device, options);
+  std::printf("%s", ks::formatPeaksTable(*session.peaks).c_str());
+  if (!out_path.empty()) {
+    if (auto st = ks::saveSession(session, out_path); !st) throw std::runtime_error(st.error().message);
+    std::printf("peaks written to %s\n", out_path.c_str());
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -395,6 +444,7 @@ int main(int argc, char** argv) {
     if (cmd == "run") return cmdRun(argc, argv);
     if (cmd == "show") return cmdShow(argc, argv);
     if (cmd == "overhead") return cmdOverhead(argc, argv);
+    if (cmd == "peaks") return cmdPeaks(argc, argv);
     if (cmd == "--version" || cmd == "version") {
       std::printf("kernelscope-cli %s (%s)\n", KS_VERSION, KS_GIT_COMMIT);
       return 0;

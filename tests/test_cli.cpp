@@ -510,3 +510,27 @@ TEST(CliProvenance, TheSessionRecordsCompilerEnvironmentAndShaderHashes) {
   EXPECT_NE(s->points[0].shader_hash, s->points[1].shader_hash);
   EXPECT_TRUE(s->points[2].shader_hash.empty());
 }
+
+TEST(CliPeaks, PrintsTheTableAndWritesThemIntoASession) {
+  const auto path = std::filesystem::temp_directory_path() / "ks_cli_peaks.json";
+  const CliResult r = runCli("peaks --reps 3 --copy-mib 8 -o " + quote(path.string()));
+  ASSERT_EQ(r.rc, 0) << r.all();
+  for (const char* text : {"fp32 FMA (vec4 chains)", "vkCmdCopyBuffer", "empty dispatch", "GFLOP/s", "GB/s",
+                           "8 MiB buffers", "peaks written to"})
+    EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.all();
+  auto s = ks::loadSession(path.string());
+  ASSERT_TRUE(s) << s.error().message;
+  ASSERT_TRUE(s->peaks);
+  EXPECT_GT(s->peaks->fp32Gflops(), 0);
+  EXPECT_GT(s->peaks->bandwidthGbps(), 0);
+  EXPECT_TRUE(s->points.empty());
+  const CliResult shown = runCli("show " + quote(path.string()));
+  EXPECT_EQ(shown.rc, 0) << shown.all();
+  EXPECT_NE(shown.out.find("fp32 FMA (vec4 chains)"), std::string::npos) << shown.all();
+  std::filesystem::remove(path);
+}
+
+TEST(CliPeaks, RejectsBadOptions) {
+  expectUsageError("peaks --reps 1", {"--reps must be at least 3"});
+  expectUsageError("peaks extra", {"unexpected argument 'extra'"});
+}

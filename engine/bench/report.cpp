@@ -166,4 +166,25 @@ std::string measurementsToCsv(const std::vector<Measurement>& points) {
   return out.str();
 }
 
+std::string formatPeakValue(const PeakResult& r) {
+  if (!r.measured()) return "-";
+  char buf[48];
+  if (r.unit == "us") return formatDuration(r.value * 1e3);
+  const bool big = r.value >= 1000;  // GFLOP/s -> TFLOP/s, GB/s -> TB/s
+  std::string unit = r.unit;
+  if (big) unit[0] = 'T';
+  std::snprintf(buf, sizeof buf, "%.3g %s", big ? r.value / 1000 : r.value, unit.c_str());
+  return buf;
+}
+
+std::string formatPeaksTable(const DevicePeaks& peaks) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : peaks.results) {
+    char cv[32] = "-";
+    if (r.measured()) std::snprintf(cv, sizeof cv, "%.1f%%", 100 * r.cv);
+    rows.push_back({r.title, formatPeakValue(r), r.measured() ? std::to_string(r.runs) : "-", cv, r.note});
+  }
+  return "peaks measured " + peaks.measured_at + "\n" + renderTable({"measurement", "peak", "runs", "cv", "how"}, rows);
+}
+
 }  // namespace ks

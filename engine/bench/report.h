@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/bench/peaks.h"
 #include "engine/bench/runner.h"
 #include "engine/vulkan/context.h"
 
@@ -16,6 +17,10 @@ std::string formatDeviceTable(const std::vector<vk::DeviceInfo>& devices, int se
 std::string measurementsToCsv(const std::vector<Measurement>& points);
 // Slope of log time vs log size per series (empty when no series has 2+ sizes).
 std::string formatComplexityTable(const std::vector<Measurement>& points);
+
+// Measured peaks: value, unit, spread and how each was measured (or why not).
+std::string formatPeaksTable(const DevicePeaks& peaks);
+std::string formatPeakValue(const PeakResult& r);  // "41.2 TFLOP/s", "3.1 TB/s", "35.2 us", "-"
 
 // A plain aligned text table.
 std::string renderTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);

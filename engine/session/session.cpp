@@ -85,6 +85,19 @@ json deviceToJson(const vk::DeviceInfo& d) {
             {"shader_float64", d.shader_float64}}}};
 }
 
+json peaksToJson(const DevicePeaks& p) {
+  json results = json::array();
+  for (const auto& r : p.results)
+    results.push_back({{"id", r.id},
+                       {"title", r.title},
+                       {"unit", r.unit},
+                       {"value", r.value},
+                       {"cv", r.cv},
+                       {"runs", r.runs},
+                       {"note", r.note}});
+  return {{"measured_at", p.measured_at}, {"results", results}};
+}
+
 // ---- validation helpers: every failure names the field path.
 struct Reader {
   std::string error;
@@ -212,6 +225,7 @@ std::string sessionToJson(const Session& s) {
   j["created"] = s.created;
   j["provenance"] = {{"glslang", s.glslang_version}, {"environment", s.environment}};
   j["device"] = s.device ? deviceToJson(*s.device) : json(nullptr);
+  if (s.device && s.peaks) j["device"]["peaks"] = peaksToJson(*s.peaks);
   j["host"] = {{"cpu_model", s.host.cpu_model},
                {"logical_cores", s.host.logical_cores},
                {"openblas_core", s.host.openblas_core},
@@ -349,6 +363,31 @@ Result<Session> sessionFromJson(const std::string& text) {
       }
     }
     s.device = info;
+    if (const json* pk = r.field(*d, "device", "peaks", false); pk && !pk->is_null()) {
+      DevicePeaks peaks;
+      peaks.measured_at = r.str(*pk, "device.peaks", "measured_at");
+      const json* results = r.field(*pk, "device.peaks", "results");
+      if (results && !results->is_array()) r.fail("device.peaks.results", "expected an array");
+      for (size_t i = 0; results && results->is_array() && i < results->size() && !r.failed(); ++i) {
+        const std::string rp = "device.peaks.results[" + std::to_string(i) + "]";
+        const json& x = (*results)[i];
+        PeakResult pr;
+        pr.id = r.str(x, rp, "id");
+        pr.title = r.str(x, rp, "title", false);
+        pr.unit = r.str(x, rp, "unit");
+        pr.value = r.num(x, rp, "value");
+        pr.cv = r.num(x, rp, "cv", false);
+        pr.runs = static_cast<uint32_t>(r.uint(x, rp, "runs", false));
+        pr.note = r.str(x, rp, "note", false);
+        if (r.failed()) break;
+        if (pr.unit != "GFLOP/s" && pr.unit != "GB/s" && pr.unit != "us")
+          r.fail(rp + ".unit", "expected GFLOP/s, GB/s or us, not '" + pr.unit + "'");
+        else if (!std::isfinite(pr.value) || pr.value < 0)
+          r.fail(rp + ".value", "expected a finite non-negative number");
+        peaks.results.push_back(std::move(pr));
+      }
+      s.peaks = std::move(peaks);
+    }
   }
   if (const json* h = r.field(j, "", "host", false)) {
     s.host.cpu_model = r.str(*h, "host", "cpu_model", false);

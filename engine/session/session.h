@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/bench/peaks.h"
 #include "engine/bench/runner.h"
 #include "engine/cpu/cpu_info.h"
 #include "engine/vulkan/context.h"
@@ -19,6 +20,7 @@ struct Session {
   std::string app_commit = KS_GIT_COMMIT;
   std::string created;                   // ISO 8601 UTC
   std::optional<vk::DeviceInfo> device;  // absent for CPU-only sessions
+  std::optional<DevicePeaks> peaks;      // measured on `device` (stored in its record)
   cpu::HostInfo host;
   // What else a result depends on: the shader compiler and the environment
   // variables that change what OpenBLAS, Mesa/lavapipe or the Vulkan loader do.

@@ -913,6 +913,47 @@ Result<std::unique_ptr<TimedDispatch>> Device::prepareDispatch(const std::vector
   return d;
 }
 
+Result<std::unique_ptr<TimedDispatch>> Device::prepareCopy(const Buffer& src, const Buffer& dst, uint64_t bytes) {
+  if (lost_) return makeError("the device was lost", VK_ERROR_DEVICE_LOST);
+  if (bytes > src.size() || bytes > dst.size()) return makeError("copy larger than its buffers");
+  std::unique_ptr<TimedDispatch> d(new TimedDispatch());
+  d->device_ = this;
+  VkResult r;
+  if (info_.timestamps) {
+    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qi.queryCount = 2;
+    r = vkCreateQueryPool(device_, &qi, nullptr, &d->queries_);
+    if (r != VK_SUCCESS) return fail(r, "vkCreateQueryPool");
+  }
+  VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  r = vkCreateFence(device_, &fi, nullptr, &d->fence_);
+  if (r != VK_SUCCESS) return fail(r, "vkCreateFence");
+  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  ai.commandPool = command_pool_;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = 1;
+  r = vkAllocateCommandBuffers(device_, &ai, &d->cmd_);
+  if (r != VK_SUCCESS) return fail(r, "vkAllocateCommandBuffers");
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  vkBeginCommandBuffer(d->cmd_, &bi);
+  if (d->queries_) {
+    vkCmdResetQueryPool(d->cmd_, d->queries_, 0, 2);
+    vkCmdWriteTimestamp(d->cmd_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, d->queries_, 0);
+  }
+  VkBufferCopy region{0, 0, bytes};
+  vkCmdCopyBuffer(d->cmd_, src.handle(), dst.handle(), 1, &region);
+  if (d->queries_) vkCmdWriteTimestamp(d->cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, d->queries_, 1);
+  VkMemoryBarrier b{VK_STRUCTURE_TYPE_MEMORY_BARRIER};  // the next copy writes what this one wrote
+  b.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  b.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  vkCmdPipelineBarrier(d->cmd_, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &b, 0, nullptr, 0,
+                       nullptr);
+  r = vkEndCommandBuffer(d->cmd_);
+  if (r != VK_SUCCESS) return fail(r, "vkEndCommandBuffer");
+  return d;
+}
+
 Result<double> Device::emptySubmitNs() {
   if (lost_) return makeError("the device was lost", VK_ERROR_DEVICE_LOST);
   VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};

@@ -189,6 +189,8 @@ class Device {
   Result<std::unique_ptr<TimedDispatch>> prepareDispatch(const std::vector<RecordedStep>& steps,
                                                          const std::vector<const Buffer*>& buffers,
                                                          const std::vector<const Buffer*>& zero_before);
+  // vkCmdCopyBuffer of `bytes` from src to dst between two timestamps.
+  Result<std::unique_ptr<TimedDispatch>> prepareCopy(const Buffer& src, const Buffer& dst, uint64_t bytes);
   // Submit-to-fence of an empty command buffer, for overhead measurement.
   Result<double> emptySubmitNs();
 
