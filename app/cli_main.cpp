@@ -327,7 +327,7 @@ int cmdRun(int argc, char** argv) {
   session.points = runner.run(plan, cb, g_cancel);
   std::signal(SIGINT, SIG_DFL);
 
-  std::printf("\n%s", ks::formatSummaryTable(session.points).c_str());
+  std::printf("\n%s", ks::formatSummaryTable(session.points, session.peaks ? &*session.peaks : nullptr).c_str());
   size_t failed = 0, skipped = 0, cancelled = 0;
   for (const auto& m : session.points) {
     failed += m.status == ks::PointStatus::Failed;
@@ -375,7 +375,7 @@ int cmdShow(int argc, char** argv) {
   std::printf("%u warm-up + %u timed repetitions, seed %llu\n\n", s->plan.warmup, s->plan.reps,
               static_cast<unsigned long long>(s->plan.seed));
   if (s->peaks) std::printf("%s\n", ks::formatPeaksTable(*s->peaks).c_str());
-  std::printf("%s", ks::formatSummaryTable(s->points).c_str());
+  std::printf("%s", ks::formatSummaryTable(s->points, s->peaks ? &*s->peaks : nullptr).c_str());
   if (const auto table = ks::formatComplexityTable(s->points); !table.empty()) std::printf("\n%s", table.c_str());
   if (a.has("--csv")) {
     std::ofstream csv(a.get("--csv"));

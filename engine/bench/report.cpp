@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "engine/bench/complexity.h"
+#include "engine/bench/roofline.h"
 
 namespace ks {
 
@@ -104,7 +105,12 @@ std::string renderTable(const std::vector<std::string>& header, const std::vecto
   return out.str();
 }
 
-std::string formatSummaryTable(const std::vector<Measurement>& points) {
+std::string formatPeakFraction(const Measurement& m, const DevicePeaks& peaks) {
+  auto f = fractionOfPeak(m, peaks);
+  return f ? fmt("%.0f%% ", 100 * f->fraction) + f->bound : "-";
+}
+
+std::string formatSummaryTable(const std::vector<Measurement>& points, const DevicePeaks* peaks) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& m : points) {
     const bool ok = m.status == PointStatus::Ok;
@@ -114,10 +120,12 @@ std::string formatSummaryTable(const std::vector<Measurement>& points) {
                     ok ? formatDuration(m.stats.min) : "-", ok ? formatDuration(m.stats.max) : "-",
                     ok ? fmt("%.1f%%", 100 * m.stats.cv) : "-", ok ? fmt("%.2f", m.gflops) : "-",
                     ok ? fmt("%.2f", m.gbps) : "-", verifyText(m), m.clock.empty() ? "-" : m.clock, status});
+    if (peaks) rows.back().insert(rows.back().begin() + 9, formatPeakFraction(m, *peaks));
   }
-  return renderTable(
-      {"kernel", "params", "size", "median", "min", "max", "cv", "GFLOPS", "GB/s", "verified", "clock", "status"},
-      rows);
+  std::vector<std::string> header{"kernel", "params", "size", "median",   "min",   "max",
+                                  "cv",     "GFLOPS", "GB/s", "verified", "clock", "status"};
+  if (peaks) header.insert(header.begin() + 9, "% peak");
+  return renderTable(header, rows);
 }
 
 std::string formatDeviceTable(const std::vector<vk::DeviceInfo>& devices, int selected) {

@@ -12,7 +12,9 @@ namespace ks {
 
 std::string formatDuration(double ns);  // "812 ns", "12.3 us", "4.56 ms", "1.23 s"
 std::string formatPointLine(const Measurement& m, size_t index, size_t total);
-std::string formatSummaryTable(const std::vector<Measurement>& points);
+// With peaks, a "% peak" column: the share of the roof at each point's intensity.
+std::string formatSummaryTable(const std::vector<Measurement>& points, const DevicePeaks* peaks = nullptr);
+std::string formatPeakFraction(const Measurement& m, const DevicePeaks& peaks);  // "87% mem", "-"
 std::string formatDeviceTable(const std::vector<vk::DeviceInfo>& devices, int selected);
 std::string measurementsToCsv(const std::vector<Measurement>& points);
 // Slope of log time vs log size per series (empty when no series has 2+ sizes).

@@ -1,0 +1,111 @@
+// The roofline places points where the kernels' own counts say, against
+// given (synthetic) peaks.
+#include <gtest/gtest.h>
+
+#include "engine/bench/report.h"
+#include "engine/bench/roofline.h"
+
+namespace ks {
+namespace {
+
+DevicePeaks syntheticPeaks() {
+  DevicePeaks p;
+  p.measured_at = "2026-11-21T00:00:00Z";
+  p.results = {{"fp32_fma", "fp32", "GFLOP/s", 50000, 0, 5, ""},
+               {"coopmat_16x8x16_f16_f32", "coopmat", "GFLOP/s", 400000, 0, 5, ""},
+               {"coopmat_16x8x16_f16_f16", "coopmat", "GFLOP/s", 600000, 0, 5, ""},
+               {"copy_shader", "copy", "GB/s", 3000, 0, 5, ""},
+               {"copy_buffer", "copy", "GB/s", 4000, 0, 5, ""}};
+  return p;
+}
+
+Measurement okPoint(const std::string& kernel, ProblemSize size, double median_ns) {
+  const KernelInfo* k = Registry::instance().find(kernel);
+  Measurement m;
+  m.item.kernel = kernel;
+  m.item.params = k->defaultParams();
+  size.rank = k->size_rank;
+  m.item.size = size;
+  m.samples_ns = {median_ns};
+  m.stats = computeStats(m.samples_ns);
+  m.gflops = k->flops(size) / median_ns;
+  m.gbps = k->bytes(size, m.item.params) / median_ns;
+  m.verification.status = VerifyStatus::Ok;
+  return m;
+}
+
+TEST(Roofline, IntensityComesFromTheKernelsCounts) {
+  const auto& reg = Registry::instance();
+  // gemm n^3: 2 n^3 FLOP over 3 n^2 floats of 4 bytes = n / 6.
+  EXPECT_DOUBLE_EQ(arithmeticIntensity(*reg.find("gemm.tile2d"), {1024, 1024, 1024, 3}, {}), 1024.0 / 6);
+  // dot: 2N FLOP over 2N floats read (+ one written) -> about 1/4.
+  const double dot = arithmeticIntensity(*reg.find("dot.two_pass_shared"), {1, 1 << 20, 1, 1}, {});
+  EXPECT_NEAR(dot, 0.25, 1e-5);
+  // gemv M x N: 2MN FLOP over (MN + N + M) floats.
+  const double gemv = arithmeticIntensity(*reg.find("gemv.row_per_thread"), {1000, 2000, 1, 2}, {});
+  EXPECT_NEAR(gemv, 2.0 * 1000 * 2000 / (4.0 * (1000 * 2000 + 2000 + 1000)), 1e-9);
+}
+
+TEST(Roofline, CeilingIsTheLowerOfComputeAndMemory) {
+  auto c = ceilingFor(*Registry::instance().find("gemm.tile2d"), {}, syntheticPeaks());
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->compute_gflops, 50000);
+  EXPECT_EQ(c->bandwidth_gbps, 4000);  // the better copy
+  EXPECT_EQ(c->attainable(1), 4000);
+  EXPECT_EQ(c->attainable(12.5), 50000);  // the ridge
+  EXPECT_EQ(c->attainable(100), 50000);
+}
+
+TEST(Roofline, TensorCoreKernelsUseTheCoopmatRoof) {
+  auto c = ceilingFor(*Registry::instance().find("gemm.coopmat"), {}, syntheticPeaks());
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->compute_gflops, 400000);  // fp32 accumulation, not the fp16-accumulator rate
+}
+
+TEST(Roofline, CpuKernelsHaveNoGpuRoof) {
+  EXPECT_FALSE(ceilingFor(*Registry::instance().find("cpu.gemm.openblas"), {}, syntheticPeaks()));
+}
+
+TEST(Roofline, MemoryBoundPointIsAFractionOfBandwidth) {
+  // dot at 2^24: 2^24 * 8 bytes; at 2000 GB/s that is half of the 4000 GB/s roof.
+  const uint64_t n = 1 << 24;
+  const KernelInfo* k = Registry::instance().find("dot.two_pass_shared");
+  const double bytes = k->bytes({1, n, 1, 1}, k->defaultParams());
+  Measurement m = okPoint("dot.two_pass_shared", {1, n, 1, 1}, bytes / 2000);
+  auto f = fractionOfPeak(m, syntheticPeaks());
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->bound, "memory");
+  EXPECT_NEAR(f->fraction, 0.5, 1e-9);
+  EXPECT_NE(formatPeakFraction(m, syntheticPeaks()).find("50% memory"), std::string::npos);
+}
+
+TEST(Roofline, ComputeBoundPointIsAFractionOfTheFmaPeak) {
+  // gemm 4096^3 at 40 TFLOP/s against a 50 TFLOP/s roof: 80%, compute bound.
+  const double flop = 2.0 * 4096 * 4096 * 4096;
+  Measurement m = okPoint("gemm.tile2d", {4096, 4096, 4096, 3}, flop / 40000);
+  auto f = fractionOfPeak(m, syntheticPeaks());
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->bound, "compute");
+  EXPECT_NEAR(f->fraction, 0.8, 1e-9);
+  EXPECT_NEAR(f->intensity, 4096.0 / 6, 1e-9);
+}
+
+TEST(Roofline, FailedPointsGetNoFraction) {
+  Measurement m = okPoint("gemm.tile2d", {256, 256, 256, 3}, 1000);
+  m.verification.status = VerifyStatus::Failed;
+  m.status = PointStatus::Failed;
+  EXPECT_FALSE(fractionOfPeak(m, syntheticPeaks()));
+  EXPECT_EQ(formatPeakFraction(m, syntheticPeaks()), "-");
+}
+
+TEST(Roofline, SummaryTableGainsAPeakColumnOnlyWithPeaks) {
+  const auto peaks = syntheticPeaks();
+  std::vector<Measurement> points{okPoint("gemm.tile2d", {4096, 4096, 4096, 3}, 2.0 * 4096 * 4096 * 4096 / 40000)};
+  EXPECT_EQ(formatSummaryTable(points).find("% peak"), std::string::npos);
+  const std::string with = formatSummaryTable(points, &peaks);
+  EXPECT_NE(with.find("% peak"), std::string::npos);
+  EXPECT_NE(with.find("80% compute"), std::string::npos) << with;
+}
+
+}  // namespace
+}  // namespace ks
