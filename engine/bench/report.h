@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/bench/compare.h"
 #include "engine/bench/runner.h"
 #include "engine/vulkan/context.h"
 
@@ -16,6 +17,13 @@ std::string formatDeviceTable(const std::vector<vk::DeviceInfo>& devices, int se
 std::string measurementsToCsv(const std::vector<Measurement>& points);
 // Slope of log time vs log size per series (empty when no series has 2+ sizes).
 std::string formatComplexityTable(const std::vector<Measurement>& points);
+
+// Warnings, then one row per matched point (a point that is not ok on a side
+// shows its status there, never a number), then the geometric mean of the
+// ratios, the significant changes and the points without a partner.
+std::string formatComparison(const Comparison& comparison);
+// One line per matched point; ratio, speedup and the test are empty unless both sides are ok.
+std::string comparisonToCsv(const Comparison& comparison);
 
 // A plain aligned text table.
 std::string renderTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);
