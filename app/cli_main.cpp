@@ -387,9 +387,9 @@ int cmdCompare(int argc, char** argv) {
   const std::string& current_path = a.positional[1];
   // loadSession's messages name the file; say which side it was.
   auto baseline = ks::loadSession(baseline_path);
-  if (!baseline) usage("baseline " + baseline.error().message);
+  if (!baseline) usage("baseline: " + baseline.error().message);
   auto current = ks::loadSession(current_path);
-  if (!current) usage("current " + current.error().message);
+  if (!current) usage("current: " + current.error().message);
   const std::string csv_path = a.get("--csv");
   if (!csv_path.empty()) {
     std::ofstream test(csv_path + ".tmp");
