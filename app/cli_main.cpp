@@ -31,6 +31,7 @@ usage:
   kernelscope-cli kernels [--family gemm] [--device N|name]
   kernelscope-cli run --kernels LIST (--sizes LIST | --mnk LIST) [options]
   kernelscope-cli show SESSION.json [--csv out.csv]
+  kernelscope-cli compare BASELINE.json CURRENT.json [--csv out.csv]
   kernelscope-cli overhead [--device N|name] [--reps N]
   kernelscope-cli peaks [--device N|name] [--reps N] [--copy-mib N] [-o FILE]
 
@@ -55,6 +56,11 @@ run options:
 peaks measures fp32 and fp16 FMA throughput, cooperative-matrix throughput per
 supported shape, memory bandwidth (a copy shader and vkCmdCopyBuffer) and the
 empty-dispatch overhead; -o writes them into a session (device record) with no points.
+
+compare: the points both sessions have (same kernel, parameters and size), the
+  ratio of median times (current / baseline; < 1 is faster now) and a
+  Mann-Whitney U test on the raw samples; warns where device, driver, app or
+  OpenBLAS differ. Exits 0 once compared, whatever the result.
 
 exit status: 0 all points ok, 1 a point failed, 2 usage error, 130 interrupted
 )";
@@ -387,6 +393,50 @@ int cmdShow(int argc, char** argv) {
   return 0;
 }
 
+// "created ..., kernelscope V (commit), on DEVICE (driver D)"
+std::string sessionOrigin(const ks::Session& s) {
+  std::string text = "created " + s.created + " by kernelscope " + s.app_version + " (" + s.app_commit + ")";
+  if (s.device)
+    text +=
+        ", on " + s.device->name + " (Vulkan " + s.device->api_version + ", driver " + s.device->driver_version + ")";
+  else
+    text += ", no Vulkan device";
+  return text;
+}
+
+int cmdCompare(int argc, char** argv) {
+  Args a = parseArgs(argc, argv, 2, {"--csv"}, {});
+  if (a.positional.size() != 2)
+    usage("compare needs two session files: BASELINE.json CURRENT.json (got " + std::to_string(a.positional.size()) +
+          ")");
+  const std::string& baseline_path = a.positional[0];
+  const std::string& current_path = a.positional[1];
+  // loadSession's messages name the file; say which side it was.
+  auto baseline = ks::loadSession(baseline_path);
+  if (!baseline) usage("baseline: " + baseline.error().message);
+  auto current = ks::loadSession(current_path);
+  if (!current) usage("current: " + current.error().message);
+  const std::string csv_path = a.get("--csv");
+  if (!csv_path.empty()) {
+    std::ofstream test(csv_path + ".tmp");
+    if (!test) usage("cannot write " + csv_path + ": " + std::strerror(errno));
+    test.close();
+    std::remove((csv_path + ".tmp").c_str());
+  }
+
+  const ks::Comparison comparison = ks::compareSessions(*baseline, *current);
+  std::printf("baseline: %s: %s\n", baseline_path.c_str(), sessionOrigin(*baseline).c_str());
+  std::printf("current:  %s: %s\n\n", current_path.c_str(), sessionOrigin(*current).c_str());
+  std::printf("%s", ks::formatComparison(comparison).c_str());
+  if (!csv_path.empty()) {
+    std::ofstream csv(csv_path);
+    csv << ks::comparisonToCsv(comparison);
+    if (!csv) throw std::runtime_error("cannot write " + csv_path);
+    std::printf("CSV written to %s\n", csv_path.c_str());
+  }
+  return 0;
+}
+
 std::string percent(double fraction) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f%%", 100 * fraction);
@@ -443,6 +493,7 @@ int main(int argc, char** argv) {
     if (cmd == "kernels") return cmdKernels(argc, argv);
     if (cmd == "run") return cmdRun(argc, argv);
     if (cmd == "show") return cmdShow(argc, argv);
+    if (cmd == "compare") return cmdCompare(argc, argv);
     if (cmd == "overhead") return cmdOverhead(argc, argv);
     if (cmd == "peaks") return cmdPeaks(argc, argv);
     if (cmd == "--version" || cmd == "version") {

@@ -13,6 +13,7 @@
 #include "engine/kernels/registry.h"
 #include "engine/session/session.h"
 #include "engine/vulkan/shader_compiler.h"
+#include "synthetic_session.h"
 
 #ifndef KS_CLI_PATH
 #error "KS_CLI_PATH must name the kernelscope-cli binary"
@@ -533,4 +534,76 @@ TEST(CliPeaks, PrintsTheTableAndWritesThemIntoASession) {
 TEST(CliPeaks, RejectsBadOptions) {
   expectUsageError("peaks --reps 1", {"--reps must be at least 3"});
   expectUsageError("peaks extra", {"unexpected argument 'extra'"});
+}
+
+// ---------------------------------------------------------------- compare
+
+namespace {
+
+// Two saved sessions of one CPU point: the current one twice as fast, on a newer driver.
+struct ComparedFiles {
+  fs::path baseline = tempDir() / "compare-baseline.json";
+  fs::path current = tempDir() / "compare-current.json";
+  ComparedFiles() {
+    using namespace ks::testing;
+    const auto item = planItem("cpu.gemm.naive", 16);
+    std::vector<double> fast = samplesAround(100, 10);
+    for (double& x : fast) x *= 0.5;
+    auto current_session = syntheticSession({okPoint(item, fast)});
+    current_session.device->driver_version = "24.0.0";
+    const auto saved_baseline = ks::saveSession(syntheticSession({okPoint(item, samplesAround(100, 10))}), baseline);
+    const auto saved_current = ks::saveSession(current_session, current);
+    EXPECT_TRUE(saved_baseline.ok()) << saved_baseline.error().message;
+    EXPECT_TRUE(saved_current.ok()) << saved_current.error().message;
+  }
+};
+
+}  // namespace
+
+TEST(CliCompare, PrintsTheRatioAndWhatDiffers) {
+  const ComparedFiles files;
+  const CliResult r = runCli("compare " + quote(files.baseline.string()) + " " + quote(files.current.string()));
+  EXPECT_EQ(r.rc, 0) << r.all();
+  EXPECT_TRUE(contains(r.out, "baseline: " + files.baseline.string() + ": created 2024-05-06T07:08:09Z")) << r.out;
+  EXPECT_TRUE(contains(r.out, "warning: device driver version differs: baseline '23.2.1', current '24.0.0'")) << r.out;
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex(R"(cpu\.gemm\.naive\s+-\s+16\s+\S+ ns\s+\S+ ns\s+0\.500\s+2\.00x\s+\S+\s+\*\*\*)")))
+      << r.out;
+  EXPECT_TRUE(contains(r.out, "geometric mean ratio over 1 compared point: 0.500 (2.00x faster)")) << r.out;
+  EXPECT_TRUE(contains(r.out, "1 faster, 0 slower")) << r.out;
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(CliCompare, WritesCsv) {
+  const ComparedFiles files;
+  const fs::path csv = tempDir() / "compare.csv";
+  const CliResult r = runCli("compare " + quote(files.baseline.string()) + " " + quote(files.current.string()) +
+                             " --csv " + quote(csv.string()));
+  EXPECT_EQ(r.rc, 0) << r.all();
+  const auto rows = lines(readFile(csv));
+  ASSERT_EQ(rows.size(), 2u) << readFile(csv);
+  EXPECT_EQ(rows[0].rfind("kernel,params,m,n,k,", 0), 0u) << rows[0];
+  EXPECT_TRUE(contains(rows[1], ",0.500000,2.000000,")) << rows[1];
+}
+
+TEST(CliCompare, AMissingFileIsAUsageErrorNamingIt) {
+  const ComparedFiles files;
+  expectUsageError("compare /nonexistent/base.json " + quote(files.current.string()),
+                   {"baseline: cannot open /nonexistent/base.json"});
+  expectUsageError("compare " + quote(files.baseline.string()) + " /nonexistent/cur.json",
+                   {"current: cannot open /nonexistent/cur.json"});
+}
+
+TEST(CliCompare, AnInvalidSessionIsAUsageErrorNamingTheFileAndField) {
+  const ComparedFiles files;
+  const fs::path broken = tempDir() / "compare-broken.json";
+  { std::ofstream(broken) << R"({"format": "kernelscope-session", "version": 7})"; }
+  expectUsageError("compare " + quote(files.baseline.string()) + " " + quote(broken.string()),
+                   {"current: " + broken.string() + ": version: 7 is not supported"});
+}
+
+TEST(CliCompare, NeedsExactlyTwoFiles) {
+  const ComparedFiles files;
+  expectUsageError("compare " + quote(files.baseline.string()), {"compare needs two session files", "got 1"});
+  expectUsageError("compare", {"compare needs two session files", "got 0"});
 }

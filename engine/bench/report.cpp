@@ -195,4 +195,65 @@ std::string formatPeaksTable(const DevicePeaks& peaks) {
   return "peaks measured " + peaks.measured_at + "\n" + renderTable({"measurement", "peak", "runs", "cv", "how"}, rows);
 }
 
+namespace {
+
+std::string comparedSide(bool ok, double median_ns, const std::string& status) {
+  return ok ? formatDuration(median_ns) : firstLine(status);
+}
+
+}  // namespace
+
+std::string formatComparison(const Comparison& c) {
+  std::ostringstream out;
+  for (const auto& w : c.warnings) out << "warning: " << w << '\n';
+  if (!c.warnings.empty()) out << '\n';
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : c.rows) {
+    const bool both = r.comparable();
+    rows.push_back({r.kernel, r.params, r.size.str(),
+                    comparedSide(r.baseline_ok, r.baseline_median_ns, r.baseline_status),
+                    comparedSide(r.current_ok, r.current_median_ns, r.current_status),
+                    both ? fmt("%.3f", r.ratio) : "-", both ? fmt("%.2fx", r.speedup) : "-",
+                    both ? fmt("%.2g", r.test.p) : "-", both ? significanceMark(r.test.p) : ""});
+  }
+  out << renderTable({"kernel", "params", "size", "baseline", "current", "ratio", "speedup", "p", "sig"}, rows);
+  out << "ratio = current median / baseline median (< 1: faster now); p: Mann-Whitney U, two-sided; "
+         "* p < 0.05, ** p < 0.01, *** p < 0.001\n\n";
+  if (c.compared == 0) {
+    out << "no point is ok in both sessions: nothing to compare\n";
+  } else {
+    const double g = c.geomean_ratio;
+    out << "geometric mean ratio over " << c.compared << " compared point" << (c.compared == 1 ? "" : "s") << ": "
+        << fmt("%.3f", g);
+    if (g < 1)
+      out << " (" << fmt("%.2fx", 1 / g) << " faster)";
+    else if (g > 1)
+      out << " (" << fmt("%.2fx", g) << " slower)";
+    out << '\n';
+    out << "significant at p < " << fmt("%g", kSignificanceLevel) << ": " << c.significantly_faster << " faster, "
+        << c.significantly_slower << " slower, " << c.compared - c.significantly_faster - c.significantly_slower
+        << " not significant\n";
+  }
+  for (const auto& p : c.only_in_baseline) out << "only in baseline: " << p << '\n';
+  for (const auto& p : c.only_in_current) out << "only in current: " << p << '\n';
+  return out.str();
+}
+
+std::string comparisonToCsv(const Comparison& c) {
+  std::ostringstream out;
+  out << "kernel,params,m,n,k,baseline_status,current_status,baseline_median_ns,current_median_ns,baseline_samples,"
+         "current_samples,ratio,speedup,u,z,p\n";
+  for (const auto& r : c.rows) {
+    const bool both = r.comparable();
+    out << csvQuote(r.kernel) << ',' << csvQuote(r.params) << ',' << r.size.m << ',' << r.size.n << ',' << r.size.k
+        << ',' << csvQuote(r.baseline_status) << ',' << csvQuote(r.current_status) << ','
+        << (r.baseline_ok ? fmt("%.1f", r.baseline_median_ns) : "") << ','
+        << (r.current_ok ? fmt("%.1f", r.current_median_ns) : "") << ',' << r.baseline_samples << ','
+        << r.current_samples << ',' << (both ? fmt("%.6f", r.ratio) : "") << ',' << (both ? fmt("%.6f", r.speedup) : "")
+        << ',' << (both ? fmt("%.1f", r.test.u) : "") << ',' << (both ? fmt("%.4f", r.test.z) : "") << ','
+        << (both ? fmt("%.4g", r.test.p) : "") << '\n';
+  }
+  return out.str();
+}
+
 }  // namespace ks

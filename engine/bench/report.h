@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/bench/compare.h"
 #include "engine/bench/peaks.h"
 #include "engine/bench/runner.h"
 #include "engine/vulkan/context.h"
@@ -23,6 +24,13 @@ std::string formatComplexityTable(const std::vector<Measurement>& points);
 // Measured peaks: value, unit, spread and how each was measured (or why not).
 std::string formatPeaksTable(const DevicePeaks& peaks);
 std::string formatPeakValue(const PeakResult& r);  // "41.2 TFLOP/s", "3.1 TB/s", "35.2 us", "-"
+
+// Warnings, then one row per matched point (a point that is not ok on a side
+// shows its status there, never a number), then the geometric mean of the
+// ratios, the significant changes and the points without a partner.
+std::string formatComparison(const Comparison& comparison);
+// One line per matched point; ratio, speedup and the test are empty unless both sides are ok.
+std::string comparisonToCsv(const Comparison& comparison);
 
 // A plain aligned text table.
 std::string renderTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);
