@@ -47,6 +47,9 @@ run options:
   --target-ci PCT    adaptive: after --reps, repeat until the median's 95% CI is within +-PCT
                      (e.g. 1%), --budget-ms per point (default 2000) or --max-reps (default 1000)
   --seed N           input seed (default 1)
+  --cache-mib N      bandwidth kernels (gemv, dot) rotate among enough copies of their inputs
+                     that N MiB are touched between two uses of one copy (default 256)
+  --no-rotate        do not rotate; points whose data fits in --cache-mib are marked (cache)
   --peaks            measure the device's peaks first (see peaks) and keep them in the session
   --device N|name    device index or name substring (default: discrete > integrated > CPU)
   -o FILE            write the session (JSON)
@@ -231,10 +234,11 @@ int cmdKernels(int argc, char** argv) {
 }
 
 int cmdRun(int argc, char** argv) {
-  Args a = parseArgs(argc, argv, 2,
-                     {"--kernels", "--sizes", "--mnk", "--wg", "--param", "--reps", "--warmup", "--warmup-ms",
-                      "--target-ci", "--budget-ms", "--max-reps", "--seed", "--device", "-o", "--output", "--csv"},
-                     {"--quiet", "--peaks"});
+  Args a =
+      parseArgs(argc, argv, 2,
+                {"--kernels", "--sizes", "--mnk", "--wg", "--param", "--reps", "--warmup", "--warmup-ms", "--target-ci",
+                 "--budget-ms", "--max-reps", "--seed", "--cache-mib", "--device", "-o", "--output", "--csv"},
+                {"--quiet", "--peaks", "--no-rotate"});
   if (!a.positional.empty()) usage("unexpected argument '" + a.positional.front() + "'");
   if (!a.has("--kernels")) usage("run needs --kernels (e.g. --kernels gemm.naive,gemm.tiled_shared)");
   if (!a.has("--sizes") && !a.has("--mnk")) usage("run needs --sizes or --mnk");
@@ -276,6 +280,8 @@ int cmdRun(int argc, char** argv) {
   plan.budget_ms = parseCount(a.get("--budget-ms", "2000"), "--budget-ms", 1);
   plan.max_reps = parseCount(a.get("--max-reps", "1000"), "--max-reps", 1);
   plan.seed = parseCount(a.get("--seed", "1"), "--seed", 0);
+  plan.cache_bytes = uint64_t(parseCount(a.get("--cache-mib", "256"), "--cache-mib", 1)) << 20;
+  plan.rotate_inputs = !a.has("--no-rotate");
   std::vector<std::string> notes;
   auto items = ks::buildPlan(spec, &notes);
   if (!items) usage(items.error().message);

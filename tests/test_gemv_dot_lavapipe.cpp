@@ -11,6 +11,7 @@
 #include <new>
 
 #include "engine/bench/runner.h"
+#include "engine/session/session.h"
 #include "tests/lavapipe.h"
 
 using namespace ks;
@@ -52,6 +53,7 @@ Plan quickPlan(uint32_t reps = 2, uint32_t warmup = 1, uint64_t seed = 7) {
   p.warmup = warmup;
   p.warmup_ms = 0;
   p.seed = seed;
+  p.cache_bytes = 4 << 20;  // still rotates small points, without copying 256 MiB each
   return p;
 }
 
@@ -527,4 +529,93 @@ TEST(GemvDotLavapipe, PoisonedOutputIsCaught) {
     const float ref32 = float(ref);
     EXPECT_EQ(verifyOutput(*d, *dw, prec == 64 ? static_cast<const void*>(&ref) : &ref32, dp).status, VerifyStatus::Ok);
   }
+}
+
+// ---------------------------------------------------------------- input rotation
+
+TEST(InputRotation, EnoughSetsThatTheDataBetweenReusesExceedsTheCache) {
+  Plan plan;
+  plan.cache_bytes = 256 << 20;
+  const uint64_t input = 1 << 20;  // 1 MiB of inputs: 257 sets, 256 MiB between two uses of one
+  auto r = inputRotation(true, input, plan, ~0ull);
+  EXPECT_EQ(r.sets, 257u);
+  EXPECT_FALSE(r.cache_resident);
+  EXPECT_GE((r.sets - 1) * input, plan.cache_bytes);
+  // Not quite enough memory: fewer sets, and the point says it is cache-resident.
+  r = inputRotation(true, input, plan, 100);
+  EXPECT_EQ(r.sets, 100u);
+  EXPECT_TRUE(r.cache_resident);
+  // Inputs as big as the cache need no rotation and are not cache-resident.
+  r = inputRotation(true, plan.cache_bytes, plan, ~0ull);
+  EXPECT_EQ(r.sets, 1u);
+  EXPECT_FALSE(r.cache_resident);
+  // Compute-bound kernels never rotate and are never marked.
+  r = inputRotation(false, input, plan, ~0ull);
+  EXPECT_EQ(r.sets, 1u);
+  EXPECT_FALSE(r.cache_resident);
+  // Rotation off: a small point is marked, a big one is not.
+  plan.rotate_inputs = false;
+  EXPECT_TRUE(inputRotation(true, input, plan, ~0ull).cache_resident);
+  EXPECT_EQ(inputRotation(true, input, plan, ~0ull).sets, 1u);
+  EXPECT_FALSE(inputRotation(true, 512ull << 20, plan, ~0ull).cache_resident);
+}
+
+TEST(InputRotation, RotatedGpuAndCpuPointsVerifyAndRecordTheirSets) {
+  Runner runner(&device());
+  Plan plan = quickPlan(5, 2);
+  plan.cache_bytes = 1 << 20;
+  for (const char* id : {"dot.two_pass_shared", "cpu.dot.simd", "gemv.tiled_shared", "cpu.gemv.openblas"}) {
+    SCOPED_TRACE(id);
+    const KernelInfo& k = *Registry::instance().find(id);
+    PlanItem item{id, k.defaultParams(), k.family == "dot" ? ProblemSize{1, 4096, 1, 1} : ProblemSize{64, 64, 1, 2}};
+    std::atomic<bool> cancel{false};
+    Measurement m = runner.runPoint(item, plan, cancel);
+    expectVerified(k, m, k.bytes(m.item.size, m.item.params));
+    // dot 4096: 32 KiB of inputs -> 1 MiB / 32 KiB + 1 = 33 sets; gemv 64x64: 16.25 KiB -> 65 sets.
+    const uint64_t input = k.family == "dot" ? 2 * 4096 * 4 : (64 * 64 + 64) * 4;
+    EXPECT_EQ(m.input_sets, (plan.cache_bytes + input - 1) / input + 1);
+    EXPECT_FALSE(m.cache_resident);
+  }
+}
+
+TEST(InputRotation, WithoutRotationSmallPointsAreMarkedCacheResident) {
+  Runner runner(&device());
+  Plan plan = quickPlan(3, 1);
+  plan.rotate_inputs = false;
+  const KernelInfo& k = *Registry::instance().find("dot.two_pass_shared");
+  std::atomic<bool> cancel{false};
+  Measurement m = runner.runPoint({k.id, k.defaultParams(), {1, 4096, 1, 1}}, plan, cancel);
+  expectVerified(k, m, k.bytes(m.item.size, m.item.params));
+  EXPECT_EQ(m.input_sets, 1u);
+  EXPECT_TRUE(m.cache_resident);
+  // gemm is compute-bound: never rotated, never marked.
+  const KernelInfo& g = *Registry::instance().find("gemm.naive");
+  plan.rotate_inputs = true;
+  Measurement gm = runner.runPoint({g.id, g.defaultParams(), {64, 64, 64, 3}}, plan, cancel);
+  ASSERT_EQ(gm.status, PointStatus::Ok) << gm.error;
+  EXPECT_EQ(gm.input_sets, 1u);
+  EXPECT_FALSE(gm.cache_resident);
+}
+
+TEST(InputRotation, TheSessionKeepsSetsAndTheCacheMark) {
+  Runner runner(&device());
+  Session session = newSession();
+  session.device = device().info();
+  session.plan = quickPlan(3, 1);
+  session.plan.cache_bytes = 1 << 20;
+  const KernelInfo& k = *Registry::instance().find("dot.two_pass_shared");
+  std::atomic<bool> cancel{false};
+  session.plan.items = {{k.id, k.defaultParams(), {1, 4096, 1, 1}}};
+  session.points.push_back(runner.runPoint(session.plan.items[0], session.plan, cancel));
+  session.plan.rotate_inputs = false;
+  session.points.push_back(runner.runPoint(session.plan.items[0], session.plan, cancel));
+  auto back = sessionFromJson(sessionToJson(session));
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_FALSE(back->plan.rotate_inputs);
+  EXPECT_EQ(back->plan.cache_bytes, 1u << 20);
+  ASSERT_EQ(back->points.size(), 2u);
+  EXPECT_EQ(back->points[0].input_sets, 33u);
+  EXPECT_FALSE(back->points[0].cache_resident);
+  EXPECT_EQ(back->points[1].input_sets, 1u);
+  EXPECT_TRUE(back->points[1].cache_resident);
 }

@@ -66,6 +66,8 @@ std::string formatPointLine(const Measurement& m, size_t index, size_t total) {
       out << "  " << fmt("%.2f", m.gflops) << " GFLOPS  " << fmt("%.2f", m.gbps) << " GB/s  cv "
           << fmt("%.1f%%", 100 * m.stats.cv) << "  n=" << m.stats.count;
       if (!m.stop_reason.empty() && m.stop_reason != "reps") out << " (" << m.stop_reason << ")";
+      if (m.input_sets > 1) out << "  " << m.input_sets << " input sets";
+      if (m.cache_resident) out << "  CACHE-RESIDENT";
       out << "  verified " << verifyText(m);
       break;
     case PointStatus::Failed:
@@ -119,7 +121,8 @@ std::string formatSummaryTable(const std::vector<Measurement>& points, const Dev
     rows.push_back({m.item.kernel, paramsText(m), m.item.size.str(), ok ? formatDuration(m.stats.median) : "-",
                     ok ? formatDuration(m.stats.min) : "-", ok ? formatDuration(m.stats.max) : "-",
                     ok ? fmt("%.1f%%", 100 * m.stats.cv) : "-", ok ? fmt("%.2f", m.gflops) : "-",
-                    ok ? fmt("%.2f", m.gbps) : "-", verifyText(m), m.clock.empty() ? "-" : m.clock, status});
+                    ok ? fmt("%.2f", m.gbps) + (m.cache_resident ? " (cache)" : "") : "-", verifyText(m),
+                    m.clock.empty() ? "-" : m.clock, status});
     if (peaks) rows.back().insert(rows.back().begin() + 9, formatPeakFraction(m, *peaks));
   }
   std::vector<std::string> header{"kernel", "params", "size", "median",   "min",   "max",

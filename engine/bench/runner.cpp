@@ -1,5 +1,6 @@
 #include "engine/bench/runner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -54,6 +55,19 @@ std::optional<std::string> samplingDone(const Plan& plan, const std::vector<doub
   return std::nullopt;
 }
 }  // namespace
+
+InputRotation inputRotation(bool memory_bound, uint64_t input_bytes, const Plan& plan, uint64_t max_sets) {
+  InputRotation r;
+  if (!memory_bound || input_bytes == 0) return r;
+  if (plan.rotate_inputs && input_bytes < plan.cache_bytes) {
+    // (sets - 1) other sets run between two uses of one: together at least cache_bytes.
+    const uint64_t wanted = (plan.cache_bytes + input_bytes - 1) / input_bytes + 1;
+    r.sets = uint32_t(std::clamp<uint64_t>(std::min(wanted, max_sets), 1, 1u << 30));
+  }
+  const uint64_t between_reuses = std::max<uint64_t>(1, r.sets - 1) * input_bytes;
+  r.cache_resident = between_reuses < plan.cache_bytes;
+  return r;
+}
 
 Runner::Runner(vk::Device* device) : device_(device) {}
 Runner::~Runner() = default;
@@ -162,10 +176,32 @@ Measurement Runner::runGpu(const KernelInfo& kernel, const PlanItem& item, const
   std::vector<const vk::Buffer*> zero_each_run;
   const auto specs = kernel.buffers(item.size, item.params);
   buffers.reserve(specs.size());
+
+  // Input rotation: each input buffer holds `sets` aligned copies of its data.
+  const uint64_t align = std::max<uint64_t>(dev.min_storage_offset_alignment, 16);
+  std::vector<uint64_t> stride(specs.size(), 0);
+  uint64_t input_bytes = 0, set_bytes = 0, max_sets = ~0ull;
+  for (size_t i = 0; i < specs.size(); ++i)
+    if (specs[i].role == BufferRole::Input) {
+      stride[i] = (specs[i].bytes + align - 1) / align * align;
+      input_bytes += specs[i].bytes;
+      set_bytes += stride[i];
+      if (dev.max_allocation_size) max_sets = std::min(max_sets, dev.max_allocation_size / stride[i]);
+    }
+  // At most a quarter of device memory (or 4 GiB where unknown) for the copies.
+  const uint64_t budget = dev.device_local_bytes ? dev.device_local_bytes / 4 : (4ull << 30);
+  if (set_bytes) max_sets = std::min(max_sets, std::max<uint64_t>(1, budget / set_bytes));
+  const InputRotation rotation = inputRotation(kernel.memory_bound, input_bytes, plan, max_sets);
+  m.input_sets = rotation.sets;
+  m.cache_resident = rotation.cache_resident;
+
   size_t next_input = 0;
   int output_index = -1;
-  for (const auto& spec : specs) {
-    auto b = device_->createBuffer(spec.bytes, vk::Placement::DeviceLocal, spec.name);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const auto& spec = specs[i];
+    const bool rotated = spec.role == BufferRole::Input && rotation.sets > 1;
+    auto b = device_->createBuffer(rotated ? stride[i] * rotation.sets : spec.bytes, vk::Placement::DeviceLocal,
+                                   rotated ? spec.name + " (rotated copies)" : spec.name, !rotated);
     if (!b) return fail(b.error().message);
     buffers.push_back(std::move(b.value()));
     auto& buf = buffers.back();
@@ -175,6 +211,7 @@ Measurement Runner::runGpu(const KernelInfo& kernel, const PlanItem& item, const
       if (which >= w.inputs.size()) return fail("kernel " + kernel.id + " has more inputs than its workload");
       const auto& data = w.inputs[which];
       st = device_->upload(buf, data.data(), data.size());
+      if (st && rotated) st = device_->replicate(buf, spec.bytes, stride[i], rotation.sets);
     } else if (spec.role == BufferRole::Output) {
       output_index = int(buffers.size()) - 1;
       // NaN in every element width: a float NaN also reads as a double NaN; halves need their own.
@@ -217,6 +254,20 @@ Measurement Runner::runGpu(const KernelInfo& kernel, const PlanItem& item, const
   for (const auto& b : buffers) bound.push_back(&b);
   auto dispatch = device_->prepareDispatch(recorded, bound, zero_each_run);
   if (!dispatch) return fail(dispatch.error().message);
+  // Each run (warm-up included) reads the next set of inputs.
+  uint64_t run_index = 0;
+  auto next_run = [&]() -> Result<vk::Timing> {
+    if (rotation.sets > 1) {
+      const uint64_t set = run_index % rotation.sets;
+      std::vector<vk::BufferRange> bindings;
+      for (size_t i = 0; i < buffers.size(); ++i)
+        bindings.push_back(stride[i] ? vk::BufferRange{&buffers[i], set * stride[i], specs[i].bytes}
+                                     : vk::BufferRange{&buffers[i]});
+      if (auto st = (*dispatch)->rebind(bindings); !st) return st.error();
+    }
+    ++run_index;
+    return (*dispatch)->run();
+  };
 
   const bool gpu_clock = dev.timestamps;
   m.clock = gpu_clock ? "gpu_timestamp" : "wall";
@@ -226,7 +277,7 @@ Measurement Runner::runGpu(const KernelInfo& kernel, const PlanItem& item, const
       m.status = PointStatus::Cancelled;
       return m;
     }
-    auto t = (*dispatch)->run();
+    auto t = next_run();
     if (!t) return fail(t.error().message);
     ++m.warmup_runs;
   }
@@ -242,7 +293,7 @@ Measurement Runner::runGpu(const KernelInfo& kernel, const PlanItem& item, const
       m.wall_ns.clear();
       return m;
     }
-    auto t = (*dispatch)->run();
+    auto t = next_run();
     if (!t) return fail(t.error().message);
     const double ns = gpu_clock ? t->gpu_ns : t->wall_ns;
     if (!(ns > 0))
@@ -264,7 +315,20 @@ Measurement Runner::runCpu(const KernelInfo& kernel, const PlanItem& item, const
   m.item = item;
   m.clock = "wall";
   Workload& w = workload(kernel, item, plan);
-  const auto inputs = w.inputPointers();
+  // Input rotation: host copies of every input, at most 4 GiB of them.
+  uint64_t input_bytes = 0;
+  for (const auto& in : w.inputs) input_bytes += in.size();
+  const InputRotation rotation =
+      inputRotation(kernel.memory_bound, input_bytes, plan, input_bytes ? (4ull << 30) / input_bytes : 1);
+  m.input_sets = rotation.sets;
+  m.cache_resident = rotation.cache_resident;
+  std::vector<std::vector<std::vector<uint8_t>>> copies(rotation.sets - 1, w.inputs);
+  std::vector<std::vector<const void*>> input_sets{w.inputPointers()};
+  for (const auto& set : copies) {
+    input_sets.emplace_back();
+    for (const auto& in : set) input_sets.back().push_back(in.data());
+  }
+  uint64_t run_index = 0;
   std::vector<uint8_t> out(w.outputBytes());
   // Poison: NaN in either precision.
   for (size_t i = 0; i + 4 <= out.size(); i += 4) {
@@ -289,7 +353,7 @@ Measurement Runner::runCpu(const KernelInfo& kernel, const PlanItem& item, const
     warming = warming && warmupWanted(plan, m.warmup_runs, warm_start);
     if (was_warming && !warming) timed_start = std::chrono::steady_clock::now();
     const auto t0 = std::chrono::steady_clock::now();
-    kernel.cpu(inputs, out.data(), item.size, item.params);
+    kernel.cpu(input_sets[run_index++ % input_sets.size()], out.data(), item.size, item.params);
     const auto t1 = std::chrono::steady_clock::now();
     if (warming)
       ++m.warmup_runs;

@@ -31,6 +31,8 @@ struct Measurement {
   std::vector<double> samples_ns;  // one per timed repetition, on `clock`
   std::vector<double> wall_ns;     // host submit-to-fence beside GPU samples
   uint32_t warmup_runs = 0;        // untimed runs done before the samples
+  uint32_t input_sets = 1;         // copies of the inputs the runs rotated among
+  bool cache_resident = false;     // a bandwidth kernel whose data between reuses fits in plan.cache_bytes
   std::string stop_reason;         // why sampling stopped: reps, ci_target, time_budget, max_reps
   Stats stats;
   double gflops = 0;  // from the median
@@ -39,6 +41,15 @@ struct Measurement {
 
   bool trustworthy() const { return status == PointStatus::Ok && verification.status == VerifyStatus::Ok; }
 };
+
+// How many input sets a point rotates among, and whether its data still fits
+// the cache between two uses of one set (too little memory for enough sets,
+// or rotation off). Only bandwidth-bound kernels rotate.
+struct InputRotation {
+  uint32_t sets = 1;
+  bool cache_resident = false;
+};
+InputRotation inputRotation(bool memory_bound, uint64_t input_bytes, const Plan& plan, uint64_t max_sets);
 
 struct RunCallbacks {
   std::function<void(const Measurement&)> point;

@@ -30,6 +30,12 @@ struct Plan {
   double target_ci = 0;
   uint32_t max_reps = 1000;
   uint32_t budget_ms = 2000;
+  // Bandwidth kernels whose inputs fit in `cache_bytes` would measure the
+  // cache: their runs rotate among enough copies of the inputs that the data
+  // touched between two uses of one copy exceeds it. Off: points that fit
+  // are only marked cache-resident.
+  bool rotate_inputs = true;
+  uint64_t cache_bytes = 256ull << 20;
 };
 
 // "128,256,512", "64:4096:x2" (geometric), "256:2048:+256" (linear), mixed.

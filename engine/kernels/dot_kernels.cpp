@@ -27,6 +27,7 @@ KernelInfo dotKernel(std::string id, std::string title, Backend backend) {
   k.title = std::move(title);
   k.size_rank = 1;
   k.workload = "dot";
+  k.memory_bound = true;
   k.tunables = {kPrec};
   k.flops = [](const ProblemSize& s) { return 2.0 * double(s.n); };
   k.bytes = [](const ProblemSize& s, const Params& p) { return double(elem(p)) * (2.0 * double(s.n) + 1.0); };

@@ -29,6 +29,7 @@ KernelInfo gemvKernel(std::string id, std::string title, Backend backend) {
   k.title = std::move(title);
   k.size_rank = 2;
   k.workload = "gemv";
+  k.memory_bound = true;
   k.tunables = {kPrec, kTrans};
   k.flops = [](const ProblemSize& s) { return 2.0 * double(s.m) * double(s.n); };
   k.bytes = [](const ProblemSize& s, const Params& p) {

@@ -62,6 +62,9 @@ struct KernelInfo {
   std::vector<Tunable> tunables;
   uint32_t size_rank = 3;  // 3: M x N x K (gemm), 2: M x N (gemv), 1: N (dot)
   std::string workload;    // inputs, reference and checks: "gemm", "gemv" or "dot"
+  // Bandwidth-bound: its inputs are rotated among buffer sets so that points
+  // that fit in a cache do not measure the cache (Plan::rotate_inputs).
+  bool memory_bound = false;
   bool uses_workgroup = true;
   uint32_t workgroup_dims = 2;  // shaders read local_size x (and y) only
   WorkgroupShape default_wg{16, 16, 1};

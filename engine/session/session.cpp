@@ -244,6 +244,8 @@ std::string sessionToJson(const Session& s) {
                {"warmup_ms", s.plan.warmup_ms}, {"target_ci", s.plan.target_ci},
                {"max_reps", s.plan.max_reps},   {"budget_ms", s.plan.budget_ms},
                {"seed", s.plan.seed},           {"items", items}};
+  j["plan"]["rotate_inputs"] = s.plan.rotate_inputs;
+  j["plan"]["cache_bytes"] = s.plan.cache_bytes;
   json points = json::array();
   for (const auto& m : s.points) {
     const KernelInfo* k = Registry::instance().find(m.item.kernel);
@@ -256,6 +258,8 @@ std::string sessionToJson(const Session& s) {
     p["clock"] = m.clock.empty() ? json(nullptr) : json(m.clock);
     p["warmup_runs"] = m.warmup_runs;
     if (!m.stop_reason.empty()) p["stop_reason"] = m.stop_reason;
+    if (m.input_sets > 1) p["input_sets"] = m.input_sets;
+    if (m.cache_resident) p["cache_resident"] = true;
     p["samples_ns"] = m.samples_ns;
     if (!m.wall_ns.empty()) p["wall_ns"] = m.wall_ns;
     p["stats"] = {{"count", m.stats.count},
@@ -413,6 +417,9 @@ Result<Session> sessionFromJson(const std::string& text) {
   if (plan->contains("max_reps")) s.plan.max_reps = static_cast<uint32_t>(r.uint(*plan, "plan", "max_reps", false));
   if (plan->contains("budget_ms")) s.plan.budget_ms = static_cast<uint32_t>(r.uint(*plan, "plan", "budget_ms", false));
   s.plan.seed = r.uint(*plan, "plan", "seed");
+  // Sessions from before input rotation did not rotate.
+  s.plan.rotate_inputs = r.boolean(*plan, "plan", "rotate_inputs");
+  if (plan->contains("cache_bytes")) s.plan.cache_bytes = r.uint(*plan, "plan", "cache_bytes", false);
   if (const json* items = r.field(*plan, "plan", "items")) {
     if (!items->is_array())
       r.fail("plan.items", "expected an array");
@@ -441,6 +448,9 @@ Result<Session> sessionFromJson(const std::string& text) {
     m.method = r.str(pj, path, "method", false);
     m.shader_hash = r.str(pj, path, "shader_hash", false);
     m.stop_reason = r.str(pj, path, "stop_reason", false);
+    if (pj.contains("input_sets")) m.input_sets = static_cast<uint32_t>(r.uint(pj, path, "input_sets", false));
+    if (m.input_sets == 0) r.fail(path + ".input_sets", "expected at least 1");
+    m.cache_resident = r.boolean(pj, path, "cache_resident");
     m.pipeline_stats = r.str(pj, path, "pipeline_stats", false);
     if (const json* clock = r.field(pj, path, "clock"); clock && !clock->is_null()) {
       if (!clock->is_string() || (*clock != "gpu_timestamp" && *clock != "wall"))

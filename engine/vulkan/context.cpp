@@ -172,6 +172,7 @@ DeviceInfo probe(VkInstance instance, VkPhysicalDevice pd, uint32_t index) {
     info.max_workgroup_count[i] = l.maxComputeWorkGroupCount[i];
   }
   info.max_storage_buffer_range = l.maxStorageBufferRange;
+  info.min_storage_offset_alignment = std::max<uint64_t>(1, l.minStorageBufferOffsetAlignment);
 
   VkPhysicalDeviceMaintenance3Properties m3{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
   VkPhysicalDeviceProperties2 props_m3{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
@@ -495,11 +496,11 @@ Status Device::check(VkResult r, const std::string& what) {
   return fail(r, what);
 }
 
-Result<Buffer> Device::createBuffer(uint64_t bytes, Placement placement, const std::string& what) {
+Result<Buffer> Device::createBuffer(uint64_t bytes, Placement placement, const std::string& what, bool bound_whole) {
   if (lost_) return makeError("the device was lost; restart the sweep", VK_ERROR_DEVICE_LOST);
   bytes = std::max<uint64_t>(bytes, 4);
   auto mib = [](uint64_t b) { return std::to_string((b + (1 << 20) - 1) >> 20) + " MiB"; };
-  if (bytes > info_.max_storage_buffer_range)
+  if (bound_whole && bytes > info_.max_storage_buffer_range)
     return makeError(what + " needs " + mib(bytes) + ", over this device's maxStorageBufferRange (" +
                      mib(info_.max_storage_buffer_range) + ")");
   if (info_.max_allocation_size && bytes > info_.max_allocation_size)
@@ -669,6 +670,27 @@ Status Device::download(const Buffer& src, void* data, uint64_t bytes) {
 Status Device::fill(Buffer& dst, uint32_t pattern) {
   VkBuffer b = dst.handle();
   return oneShot([&](VkCommandBuffer cmd) { vkCmdFillBuffer(cmd, b, 0, VK_WHOLE_SIZE, pattern); });
+}
+
+Status Device::replicate(Buffer& buffer, uint64_t bytes, uint64_t stride, uint32_t count) {
+  if (count <= 1) return Ok{};
+  if (stride < bytes || stride * count > buffer.size()) return makeError("replicate: the copies do not fit the buffer");
+  VkBuffer b = buffer.handle();
+  // Doubling: copies 1, 2, 4, ... slots at a time, each step from slots already filled.
+  return oneShot([&](VkCommandBuffer cmd) {
+    for (uint32_t have = 1; have < count;) {
+      const uint32_t n = std::min(have, count - have);
+      std::vector<VkBufferCopy> regions;
+      for (uint32_t i = 0; i < n; ++i) regions.push_back({i * stride, (have + i) * stride, bytes});
+      vkCmdCopyBuffer(cmd, b, b, uint32_t(regions.size()), regions.data());
+      VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+      barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+      barrier.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
+      vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &barrier, 0,
+                           nullptr, 0, nullptr);
+      have += n;
+    }
+  });
 }
 
 Result<const Pipeline*> Device::pipeline(const PipelineDesc& desc) {
@@ -867,49 +889,13 @@ Result<std::unique_ptr<TimedDispatch>> Device::prepareDispatch(const std::vector
   ai.commandBufferCount = 1;
   r = vkAllocateCommandBuffers(device_, &ai, &d->cmd_);
   if (r != VK_SUCCESS) return fail(r, "vkAllocateCommandBuffers");
-  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  vkBeginCommandBuffer(d->cmd_, &bi);
-  auto barrier = [&](VkAccessFlags src, VkAccessFlags dst, VkPipelineStageFlags from, VkPipelineStageFlags to) {
-    VkMemoryBarrier b{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    b.srcAccessMask = src;
-    b.dstAccessMask = dst;
-    vkCmdPipelineBarrier(d->cmd_, from, to, 0, 1, &b, 0, nullptr, 0, nullptr);
-  };
-  // Accumulators and counters start from zero every run; not timed.
-  if (!zero_before.empty()) {
-    barrier(VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
-            VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT);
-    for (const Buffer* b : zero_before) vkCmdFillBuffer(d->cmd_, b->handle(), 0, VK_WHOLE_SIZE, 0);
-    barrier(VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
-            VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
+  for (const auto& step : steps) {
+    d->steps_.push_back({step.pipeline, step.groups});
+    d->push_.push_back(step.push);
   }
-  if (d->queries_) {
-    vkCmdResetQueryPool(d->cmd_, d->queries_, 0, 2);
-    vkCmdWriteTimestamp(d->cmd_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, d->queries_, 0);
-  }
-  for (uint32_t s = 0; s < sets; ++s) {
-    const Pipeline& p = *steps[s].pipeline;
-    if (s > 0)  // the next pass reads what the previous one wrote
-      barrier(VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
-              VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
-    vkCmdBindPipeline(d->cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
-    vkCmdBindDescriptorSets(d->cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &descriptor_sets[s], 0, nullptr);
-    if (p.push_constant_bytes) {
-      std::vector<uint32_t> words(p.push_constant_bytes / 4, 0);
-      std::copy_n(steps[s].push.begin(), std::min(words.size(), steps[s].push.size()), words.begin());
-      vkCmdPushConstants(d->cmd_, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, p.push_constant_bytes, words.data());
-    }
-    vkCmdDispatch(d->cmd_, steps[s].groups[0], steps[s].groups[1], steps[s].groups[2]);
-  }
-  if (d->queries_) vkCmdWriteTimestamp(d->cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, d->queries_, 1);
-  // Make the results visible to the host and to the next repetition.
-  barrier(
-      VK_ACCESS_SHADER_WRITE_BIT,
-      VK_ACCESS_HOST_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT,
-      VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-      VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
-  r = vkEndCommandBuffer(d->cmd_);
-  if (r != VK_SUCCESS) return fail(r, "vkEndCommandBuffer");
+  d->sets_ = descriptor_sets;
+  for (const Buffer* b : zero_before) d->zero_before_.push_back(b->handle());
+  if (auto st = d->record(); !st) return st.error();
   return d;
 }
 
@@ -965,6 +951,75 @@ Result<double> Device::emptySubmitNs() {
   vkDestroyFence(device_, fence, nullptr);
   if (!s) return s.error();
   return ns;
+}
+
+Status TimedDispatch::record() {
+  VkResult reset = vkResetCommandBuffer(cmd_, 0);
+  if (reset != VK_SUCCESS) return device_->fail(reset, "vkResetCommandBuffer");
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  vkBeginCommandBuffer(cmd_, &bi);
+  auto barrier = [&](VkAccessFlags src, VkAccessFlags dst, VkPipelineStageFlags from, VkPipelineStageFlags to) {
+    VkMemoryBarrier b{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    b.srcAccessMask = src;
+    b.dstAccessMask = dst;
+    vkCmdPipelineBarrier(cmd_, from, to, 0, 1, &b, 0, nullptr, 0, nullptr);
+  };
+  // Accumulators and counters start from zero every run; not timed.
+  if (!zero_before_.empty()) {
+    barrier(VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+            VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT);
+    for (VkBuffer b : zero_before_) vkCmdFillBuffer(cmd_, b, 0, VK_WHOLE_SIZE, 0);
+    barrier(VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+            VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
+  }
+  if (queries_) {
+    vkCmdResetQueryPool(cmd_, queries_, 0, 2);
+    vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queries_, 0);
+  }
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    const Pipeline& p = *steps_[s].first;
+    if (s > 0)  // the next pass reads what the previous one wrote
+      barrier(VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+              VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
+    vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
+    vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &sets_[s], 0, nullptr);
+    if (p.push_constant_bytes) {
+      std::vector<uint32_t> words(p.push_constant_bytes / 4, 0);
+      std::copy_n(push_[s].begin(), std::min(words.size(), push_[s].size()), words.begin());
+      vkCmdPushConstants(cmd_, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, p.push_constant_bytes, words.data());
+    }
+    vkCmdDispatch(cmd_, steps_[s].second[0], steps_[s].second[1], steps_[s].second[2]);
+  }
+  if (queries_) vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 1);
+  // Make the results visible to the host and to the next repetition.
+  barrier(
+      VK_ACCESS_SHADER_WRITE_BIT,
+      VK_ACCESS_HOST_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT,
+      VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+      VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
+  VkResult r = vkEndCommandBuffer(cmd_);
+  if (r != VK_SUCCESS) return device_->fail(r, "vkEndCommandBuffer");
+  return Ok{};
+}
+
+Status TimedDispatch::rebind(const std::vector<BufferRange>& bindings) {
+  if (device_->lost()) return makeError("the device was lost", VK_ERROR_DEVICE_LOST);
+  std::vector<VkDescriptorBufferInfo> infos;
+  for (const auto& b : bindings) infos.push_back({b.buffer->handle(), b.offset, b.range});
+  std::vector<VkWriteDescriptorSet> writes;
+  for (VkDescriptorSet set : sets_)
+    for (size_t i = 0; i < infos.size(); ++i) {
+      VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+      w.dstSet = set;
+      w.dstBinding = static_cast<uint32_t>(i);
+      w.descriptorCount = 1;
+      w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      w.pBufferInfo = &infos[i];
+      writes.push_back(w);
+    }
+  // The previous run has finished (run() waits on its fence), so the sets are not in use.
+  vkUpdateDescriptorSets(device_->handle(), static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
+  return record();
 }
 
 TimedDispatch::~TimedDispatch() {

@@ -37,6 +37,7 @@ struct DeviceInfo {
   std::array<uint32_t, 3> max_workgroup_size{};
   std::array<uint32_t, 3> max_workgroup_count{};
   uint64_t max_storage_buffer_range = 0;
+  uint64_t min_storage_offset_alignment = 256;  // of a storage buffer binding's offset
   uint64_t max_allocation_size = 0;
   uint64_t device_local_bytes = 0;
   bool timestamps = false;  // the compute queue can write timestamps
@@ -136,6 +137,13 @@ struct Pipeline {
   std::vector<std::pair<std::string, std::string>> statistics;
 };
 
+// A binding: a whole buffer, or `range` bytes of it from `offset`.
+struct BufferRange {
+  const Buffer* buffer = nullptr;
+  uint64_t offset = 0;
+  uint64_t range = VK_WHOLE_SIZE;
+};
+
 struct Timing {
   double gpu_ns = -1;  // < 0 where timestamps are unsupported
   double wall_ns = 0;  // host submit-to-fence
@@ -146,11 +154,19 @@ class TimedDispatch {
  public:
   ~TimedDispatch();
   Result<Timing> run();
+  // Points the dispatches at other buffers (same count, same order) and
+  // re-records; used to rotate inputs between runs. Only between runs.
+  Status rebind(const std::vector<BufferRange>& bindings);
 
  private:
   friend class Device;
   TimedDispatch() = default;
+  Status record();
   Device* device_ = nullptr;
+  std::vector<std::pair<const Pipeline*, std::array<uint32_t, 3>>> steps_;
+  std::vector<std::vector<uint32_t>> push_;
+  std::vector<VkDescriptorSet> sets_;
+  std::vector<VkBuffer> zero_before_;
   VkCommandBuffer cmd_ = VK_NULL_HANDLE;
   VkDescriptorPool pool_ = VK_NULL_HANDLE;
   VkQueryPool queries_ = VK_NULL_HANDLE;
@@ -168,10 +184,14 @@ class Device {
   VkDevice handle() const { return device_; }
   bool lost() const { return lost_; }
 
-  Result<Buffer> createBuffer(uint64_t bytes, Placement placement, const std::string& what);
+  // `bound_whole`: the buffer is bound whole, so it must fit maxStorageBufferRange
+  // (not so for buffers bound in slices, e.g. rotated input copies).
+  Result<Buffer> createBuffer(uint64_t bytes, Placement placement, const std::string& what, bool bound_whole = true);
   Status upload(Buffer& dst, const void* data, uint64_t bytes);
   Status download(const Buffer& src, void* data, uint64_t bytes);
   Status fill(Buffer& dst, uint32_t pattern);  // vkCmdFillBuffer over the whole buffer
+  // Copies the first `bytes` of `buffer` to offsets stride, 2 stride, ... (count - 1) stride.
+  Status replicate(Buffer& buffer, uint64_t bytes, uint64_t stride, uint32_t count);
 
   // Compiles (cached on source + defines) and builds (cached on specialization).
   Result<const Pipeline*> pipeline(const PipelineDesc& desc);
