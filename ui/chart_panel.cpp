@@ -68,6 +68,7 @@ struct Sample {
 // A plotted point in the current metric: the value at the median and the band (from min..max time).
 struct Point {
   double x = 0, y = 0, lo = 0, hi = 0;
+  double ci_lo = 0, ci_hi = 0;         // the median's 95% confidence interval in the metric (error bar)
   const ks::Measurement* m = nullptr;  // into the model; valid until it changes
 };
 
@@ -103,6 +104,7 @@ struct Parts {
   struct Line {
     QLineSeries* line = nullptr;
     QAreaSeries* band = nullptr;
+    std::vector<QLineSeries*> bars;  // one error bar (the median's 95% CI) per point
   };
   std::vector<Line> lines;  // parallel to Model::series
   QScatterSeries* failed = nullptr;
@@ -111,8 +113,9 @@ struct Parts {
 
   // A series drawn for a data series that has no legend entry of its own (a band, the reference line).
   bool auxiliary(const QAbstractSeries* s) const {
-    return s && (s->type() == QAbstractSeries::SeriesTypeArea || s == reference);
+    return s && (s->type() == QAbstractSeries::SeriesTypeArea || s == reference || s->property(kErrorBar).toBool());
   }
+  static constexpr const char* kErrorBar = "ks_error_bar";
 };
 
 bool sameSize(const ks::ProblemSize& a, const ks::ProblemSize& b) { return a.m == b.m && a.n == b.n && a.k == b.k; }
@@ -162,6 +165,8 @@ std::vector<Point> plotted(const Model& model, size_t i) {
         p.y = m.gflops;
         p.lo = st.max > 0 ? flops / st.max : m.gflops;
         p.hi = st.min > 0 ? flops / st.min : m.gflops;
+        p.ci_lo = st.ci_high > 0 ? flops / st.ci_high : p.y;
+        p.ci_hi = st.ci_low > 0 ? flops / st.ci_low : p.y;
         break;
       }
       case Metric::Gbps: {
@@ -170,12 +175,16 @@ std::vector<Point> plotted(const Model& model, size_t i) {
         p.y = m.gbps;
         p.lo = st.max > 0 && bytes > 0 ? bytes / st.max : m.gbps;
         p.hi = st.min > 0 && bytes > 0 ? bytes / st.min : m.gbps;
+        p.ci_lo = st.ci_high > 0 && bytes > 0 ? bytes / st.ci_high : p.y;
+        p.ci_hi = st.ci_low > 0 && bytes > 0 ? bytes / st.ci_low : p.y;
         break;
       }
       case Metric::Time:
         p.y = st.median / kNsPerMs;
         p.lo = st.min / kNsPerMs;
         p.hi = st.max / kNsPerMs;
+        p.ci_lo = st.ci_low / kNsPerMs;
+        p.ci_hi = st.ci_high / kNsPerMs;
         break;
       case Metric::RelativeTime: {
         auto b = std::find_if(base->samples.begin(), base->samples.end(),
@@ -185,14 +194,19 @@ std::vector<Point> plotted(const Model& model, size_t i) {
         p.y = st.median / ref;
         p.lo = st.min > 0 ? st.min / ref : p.y;
         p.hi = st.max > 0 ? st.max / ref : p.y;
+        p.ci_lo = st.ci_low > 0 ? st.ci_low / ref : p.y;
+        p.ci_hi = st.ci_high > 0 ? st.ci_high / ref : p.y;
         break;
       }
     }
     if (!std::isfinite(p.y)) continue;
+    if (st.count < 6) p.ci_lo = p.ci_hi = p.y;  // no meaningful interval below 6 samples
     if (log) {
       if (!(p.y > 0)) continue;  // nothing to put on a log axis
       if (!(p.lo > 0)) p.lo = p.y;
       if (!(p.hi > 0)) p.hi = p.y;
+      if (!(p.ci_lo > 0)) p.ci_lo = p.y;
+      if (!(p.ci_hi > 0)) p.ci_hi = p.y;
     }
     out.push_back(p);
   }
@@ -419,16 +433,43 @@ void addLine(Parts& p, const SeriesData& sd) {
   p.lines.push_back({line, band});
 }
 
+// An error bar as one polyline: bottom cap, stem, top cap. Caps are a fixed
+// fraction of an octave wide (x is a log2 axis).
+QList<QPointF> errorBarPath(double x, double lo, double hi) {
+  const double l = x / 1.045, r = x * 1.045;
+  return {QPointF(l, lo), QPointF(r, lo), QPointF(x, lo), QPointF(x, hi), QPointF(l, hi), QPointF(r, hi)};
+}
+
 void updateLine(Parts& p, size_t i, const Model& model) {
   QList<QPointF> mid, lo, hi;
+  std::vector<QList<QPointF>> bars;
   for (const auto& pt : plotted(model, i)) {
     mid.append(QPointF(pt.x, pt.y));
     lo.append(QPointF(pt.x, pt.lo));
     hi.append(QPointF(pt.x, pt.hi));
+    if (pt.ci_hi > pt.ci_lo) bars.push_back(errorBarPath(pt.x, pt.ci_lo, pt.ci_hi));
   }
-  p.lines[i].line->replace(mid);
-  p.lines[i].band->upperSeries()->replace(hi);
-  p.lines[i].band->lowerSeries()->replace(lo);
+  auto& line = p.lines[i];
+  line.line->replace(mid);
+  line.band->upperSeries()->replace(hi);
+  line.band->lowerSeries()->replace(lo);
+  while (line.bars.size() > bars.size()) {
+    p.chart->removeSeries(line.bars.back());
+    delete line.bars.back();
+    line.bars.pop_back();
+  }
+  while (line.bars.size() < bars.size()) {
+    auto* bar = new QLineSeries;
+    bar->setName(line.line->name() + QStringLiteral(" (95% CI of the median)"));
+    bar->setProperty(Parts::kErrorBar, true);
+    p.chart->addSeries(bar);
+    attach(p, bar);
+    bar->setPen(QPen(line.line->pen().color(), 1.2, Qt::SolidLine, Qt::FlatCap));
+    bar->setVisible(line.line->isVisible());
+    hideMarkers(p, bar);
+    line.bars.push_back(bar);
+  }
+  for (size_t b = 0; b < bars.size(); ++b) line.bars[b]->replace(bars[b]);
 }
 
 // The dashed line at y = 1 of RelativeTime (its x extent is set with the axis range).
@@ -613,6 +654,10 @@ void applyVisibility(Parts& p, const Model& model) {
     p.lines[i].line->setVisible(v);
     p.lines[i].band->setVisible(v);
     hideMarkers(p, p.lines[i].band);
+    for (QLineSeries* bar : p.lines[i].bars) {
+      bar->setVisible(v);
+      hideMarkers(p, bar);
+    }
     for (QLegendMarker* mk : p.chart->legend()->markers(p.lines[i].line)) styleMarker(mk, model.series[i].color, v);
   }
   if (p.reference) hideMarkers(p, p.reference);
@@ -734,7 +779,16 @@ QString measurementToolTip(const ks::Measurement& m) {
     }
     QString cv = QStringLiteral("CV %1 %   %2 samples").arg(m.stats.cv * 100, 0, 'f', 2).arg(m.stats.count);
     if (!m.clock.empty()) cv += QStringLiteral(" (") + QString::fromStdString(m.clock) + QLatin1Char(')');
+    if (!m.stop_reason.empty()) cv += QStringLiteral(", stopped: ") + QString::fromStdString(m.stop_reason);
     lines << cv;
+    if (m.stats.count >= 6)
+      lines << QStringLiteral("median 95% CI %1 .. %2 (±%3 %)   IQR %4   outliers %5 (kept)")
+                   .arg(fmtTime(m.stats.ci_low), fmtTime(m.stats.ci_high))
+                   .arg(m.stats.ciRelative() * 100, 0, 'f', 2)
+                   .arg(fmtTime(m.stats.iqr))
+                   .arg(m.stats.outliers);
+    if (m.input_sets > 1) lines << QStringLiteral("inputs rotated among %1 copies (cache flushed)").arg(m.input_sets);
+    if (m.cache_resident) lines << QStringLiteral("CACHE-RESIDENT: its data fits in the cache between reuses");
   }
   const auto& v = m.verification;
   QString ver = QStringLiteral("verification: ") + QString::fromStdString(ks::verifyStatusName(v.status));
@@ -972,6 +1026,14 @@ QList<QPointF> ChartPanel::seriesPoints(const QString& name) const {
   for (const auto& l : live.lines)
     if (l.line->name() == name) return l.line->points();
   return {};
+}
+
+QList<QPointF> ChartPanel::errorBars(const QString& name) const {
+  QList<QPointF> out;
+  for (const auto& l : d_->live.lines)
+    if (l.line->name() == name)
+      for (const QLineSeries* bar : l.bars) out.append(QPointF(bar->at(2).y(), bar->at(3).y()));  // the stem
+  return out;
 }
 
 int ChartPanel::failedPointCount() const { return int(d_->model.failed.size()); }

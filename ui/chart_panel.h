@@ -70,6 +70,9 @@ class ChartPanel : public QWidget {
   QStringList seriesNames() const;
   // The (x, y) points of a named series as plotted in the current metric, in x order (for tests).
   QList<QPointF> seriesPoints(const QString& name) const;
+  // The error bars of a named series as (low, high) in the current metric, in x order: the
+  // median's 95% confidence interval (points with fewer than 6 samples have none).
+  QList<QPointF> errorBars(const QString& name) const;
   int failedPointCount() const;  // failed/unverified points drawn as such
   // Render to image files. size = logical pixels, scale = device pixel ratio (2 => image is 2x size,
   // crisp text/lines, not an upscaled bitmap). Return an empty string on success, else a readable reason.

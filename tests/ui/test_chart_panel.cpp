@@ -221,6 +221,38 @@ class TestChartPanel : public QObject {
   Q_OBJECT
 
  private slots:
+  void errorBarsShowTheMediansConfidenceInterval() {
+    ChartPanel panel(Metric::Gflops);
+    // 30 samples: the median's 95% CI is a pair of order statistics, narrower than min..max.
+    auto m = point("gemm.block_tiling", gpuParams(), square(512), 1e6);
+    m.samples_ns.clear();
+    for (int i = 0; i < 30; ++i) m.samples_ns.push_back(1e6 * (1 + 0.002 * i));
+    m.stats = ks::computeStats(m.samples_ns);
+    m.gflops = flops(square(512)) / m.stats.median;
+    auto few = point("gemm.block_tiling", gpuParams(), square(256), 2e5);  // 5 samples: no bar
+    panel.setMeasurements({few, m});
+    QVERIFY(showPanel(panel));
+    auto bars = panel.errorBars(kGpu);
+    QCOMPARE(bars.size(), 1);
+    // GFLOPS bar: flops / ci_high .. flops / ci_low, around the median, inside the min..max band.
+    QVERIFY(near(bars[0].x(), flops(square(512)) / m.stats.ci_high, 1e-9));
+    QVERIFY(near(bars[0].y(), flops(square(512)) / m.stats.ci_low, 1e-9));
+    QVERIFY(bars[0].x() < m.gflops && m.gflops < bars[0].y());
+    QVERIFY(bars[0].x() > flops(square(512)) / m.stats.max);
+    // Time: the interval itself, in ms; the bars are not legend entries.
+    panel.setMetric(Metric::Time);
+    bars = panel.errorBars(kGpu);
+    QCOMPARE(bars.size(), 1);
+    QVERIFY(near(bars[0].x(), m.stats.ci_low / 1e6, 1e-9));
+    QVERIFY(near(bars[0].y(), m.stats.ci_high / 1e6, 1e-9));
+    QCOMPARE(panel.seriesNames(), QStringList{kGpu});
+    // Hiding the series from the legend hides its bars.
+    for (QLegendMarker* mk : panel.chart()->legend()->markers())
+      if (mk->series()->name() == kGpu) emit mk->clicked();
+    for (QAbstractSeries* s : panel.chart()->series())
+      if (s->name().contains(QStringLiteral("95% CI"))) QVERIFY(!s->isVisible());
+  }
+
   void sizeAxisValueAndNames() {
     QCOMPARE(ks::ui::sizeAxisValue(square(512)), 512.0);
     QVERIFY(near(ks::ui::sizeAxisValue({512, 1024, 2048}), 1024.0, 1e-12));
