@@ -8,6 +8,8 @@ void registerMetaTypes() {
   qRegisterMetaType<ks::vk::DeviceInfo>();
   qRegisterMetaType<std::vector<ks::vk::DeviceInfo>>();
   qRegisterMetaType<ks::cpu::HostInfo>();
+  qRegisterMetaType<ks::DevicePeaks>();
+  qRegisterMetaType<ks::PeakResult>();
 }
 
 EngineWorker::EngineWorker() { registerMetaTypes(); }
@@ -67,6 +69,27 @@ void EngineWorker::run(const ks::Plan& plan) {
     return;
   }
   emit runFinished(cancel_.load());
+}
+
+void EngineWorker::measurePeaks() {
+  if (device_ && device_->lost()) {
+    const int index = int(device_->info().index);
+    device_.reset();
+    selectDevice(index);
+  }
+  if (!device_) {
+    emit peaksFailed(tr("No Vulkan device is open: there are no peaks to measure."));
+    return;
+  }
+  auto peaks =
+      ks::measurePeaks(*device_, ks::PeakOptions{}, cancel_, [this](const ks::PeakResult& r) { emit peakMeasured(r); });
+  if (!peaks) {
+    emit peaksFailed(cancel_.load()
+                         ? tr("Measuring peaks was stopped.")
+                         : tr("Measuring peaks failed: %1").arg(QString::fromStdString(peaks.error().message)));
+    return;
+  }
+  emit peaksFinished(*peaks);
 }
 
 }  // namespace ks::ui

@@ -27,6 +27,7 @@ class EngineWorker : public QObject {
   void initialize();               // enumerate devices, open the default one
   void selectDevice(int index);    // (re)open a device by index
   void run(const ks::Plan& plan);  // runs the whole plan on this thread
+  void measurePeaks();             // the open device's peaks (Stop cancels)
 
  signals:
   void devicesReady(const std::vector<ks::vk::DeviceInfo>& devices, int selected, const ks::cpu::HostInfo& host);
@@ -35,6 +36,9 @@ class EngineWorker : public QObject {
   void pointFinished(const ks::Measurement& m);
   void progress(int done, int total);
   void runFinished(bool cancelled);
+  void peakMeasured(const ks::PeakResult& result);  // each as it lands
+  void peaksFinished(const ks::DevicePeaks& peaks);
+  void peaksFailed(const QString& message);    // translated; cancelled included
   void errorOccurred(const QString& message);  // translated, for the user
 
  private:

@@ -62,6 +62,15 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(&engineThread_, &QThread::finished, worker_, &QObject::deleteLater);
   connect(this, &MainWindow::requestDevice, worker_, &EngineWorker::selectDevice);
   connect(this, &MainWindow::requestRun, worker_, &EngineWorker::run);
+  connect(this, &MainWindow::requestPeaks, worker_, &EngineWorker::measurePeaks);
+  connect(worker_, &EngineWorker::peakMeasured, this, [this](const ks::PeakResult& r) {
+    log(tr("Peak: %1 %2%3")
+            .arg(QString::fromStdString(r.title), QString::fromStdString(ks::formatPeakValue(r)),
+                 r.measured() ? QString() : QStringLiteral(" (") + QString::fromStdString(r.note) + ")"));
+    peaksLabel_->setText(tr("Measuring peaks… %1 done").arg(QString::fromStdString(r.title)));
+  });
+  connect(worker_, &EngineWorker::peaksFinished, this, &MainWindow::onPeaksFinished);
+  connect(worker_, &EngineWorker::peaksFailed, this, &MainWindow::onPeaksFailed);
   connect(worker_, &EngineWorker::devicesReady, this, &MainWindow::onDevicesReady);
   connect(worker_, &EngineWorker::deviceOpened, this, &MainWindow::onDeviceOpened);
   connect(worker_, &EngineWorker::deviceFailed, this, [this] {
@@ -112,6 +121,18 @@ void MainWindow::buildUi() {
   deviceLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   deviceLayout->addWidget(deviceBox_);
   deviceLayout->addWidget(deviceLabel_);
+  peaksLabel_ = new QLabel;
+  peaksLabel_->setObjectName("peaksLabel");
+  peaksLabel_->setWordWrap(true);
+  peaksLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  peaksButton_ = new QPushButton(tr("Measure peaks"));
+  peaksButton_->setObjectName("peaksButton");
+  peaksButton_->setToolTip(
+      tr("Measure this device's fp32/fp16 FMA and cooperative-matrix throughput, memory bandwidth and dispatch "
+         "overhead: the ceilings of the roofline and the \"% peak\" column"));
+  connect(peaksButton_, &QPushButton::clicked, this, &MainWindow::measurePeaks);
+  deviceLayout->addWidget(peaksLabel_);
+  deviceLayout->addWidget(peaksButton_);
   connect(deviceBox_, &QComboBox::activated, this, [this](int row) {
     const int index = deviceBox_->itemData(row).toInt();
     if (running_ || index < 0) return;
@@ -280,6 +301,8 @@ void MainWindow::buildMenus() {
   QMenu* run = menuBar()->addMenu(tr("&Run"));
   run->addAction(tr("&Run sweep"), QKeySequence("Ctrl+R"), this, &MainWindow::startRun);
   run->addAction(tr("&Stop"), QKeySequence("Ctrl+."), this, &MainWindow::stopRun);
+  run->addSeparator();
+  run->addAction(tr("Measure &Peaks"), this, &MainWindow::measurePeaks);
 }
 
 // ------------------------------------------------------------------ engine
@@ -355,6 +378,20 @@ void MainWindow::updateDevicePanel() {
     html += "<br><span style='color:#9a6700'>⚠ " + QString::fromStdString(host_.openblas_warning).toHtmlEscaped() +
             "</span>";
   deviceLabel_->setText(html);
+
+  QString peaks;
+  if (const ks::DevicePeaks* p = devicePeaks()) {
+    peaks = tr("<b>Measured peaks</b> (%1):").arg(QString::fromStdString(p->measured_at));
+    for (const auto& r : p->results)
+      peaks += QStringLiteral("<br>%1: %2")
+                   .arg(QString::fromStdString(r.title).toHtmlEscaped(),
+                        r.measured() ? QString::fromStdString(ks::formatPeakValue(r))
+                                     : QStringLiteral("<span style='color:#808080'>%1</span>")
+                                           .arg(QString::fromStdString(r.note).toHtmlEscaped()));
+  } else if (device_) {
+    peaks = tr("Peaks: not measured on this device yet.");
+  }
+  if (!measuringPeaks_) peaksLabel_->setText(peaks);
 }
 
 void MainWindow::refreshKernelTree() {
@@ -427,18 +464,19 @@ void MainWindow::updateRunState() {
   std::vector<const ks::KernelInfo*> kernels;
   for (const QString& id : checkedKernels()) kernels.push_back(ks::Registry::instance().find(id.toStdString()));
   sweep_->setKernels(kernels);
-  runButton_->setEnabled(!running_ && !devicePending_ && sweep_->isValid());
+  runButton_->setEnabled(!running_ && !measuringPeaks_ && !devicePending_ && sweep_->isValid());
   runButton_->setToolTip(devicePending_      ? tr("Opening the device…")
                          : sweep_->isValid() ? tr("Run the sweep (Ctrl+R)")
                                              : sweep_->errorText());
-  stopButton_->setEnabled(running_);
-  deviceBox_->setEnabled(!running_ && !devices_.empty());
+  stopButton_->setEnabled(running_ || measuringPeaks_);
+  deviceBox_->setEnabled(!running_ && !measuringPeaks_ && !devices_.empty());
+  peaksButton_->setEnabled(device_ && !running_ && !measuringPeaks_ && !devicePending_);
 }
 
 // ------------------------------------------------------------------ running
 
 void MainWindow::startRun() {
-  if (running_ || devicePending_) return;
+  if (running_ || measuringPeaks_ || devicePending_) return;
   auto plan = sweep_->plan();
   if (!plan) {
     showError(tr("Cannot run"), sweep_->errorText());
@@ -448,6 +486,8 @@ void MainWindow::startRun() {
   session_ = ks::newSession();
   session_.device = device_;
   session_.plan = *plan;
+  if (const ks::DevicePeaks* p = devicePeaks()) session_.peaks = *p;
+  applyPeaks();
   path_.clear();
   model_->clear();
   for (auto* c : charts()) c->clear();
@@ -466,6 +506,12 @@ void MainWindow::startRun() {
 }
 
 void MainWindow::stopRun() {
+  if (measuringPeaks_) {
+    worker_->requestStop();
+    peaksLabel_->setText(tr("Stopping…"));
+    stopButton_->setEnabled(false);
+    return;
+  }
   if (!running_) return;
   worker_->requestStop();  // atomic: takes effect before the next dispatch
   eta_->setText(tr("stopping…"));
@@ -548,6 +594,54 @@ void MainWindow::onRunFinished(bool cancelled) {
   if (closePending_) close();
 }
 
+void MainWindow::measurePeaks() {
+  if (!device_ || running_ || measuringPeaks_ || devicePending_) return;
+  measuringPeaks_ = true;
+  peaksLabel_->setText(tr("Measuring peaks… (a few seconds; Stop cancels)"));
+  log(tr("Measuring the peaks of %1").arg(QString::fromStdString(device_->name)));
+  updateRunState();
+  worker_->clearStop();
+  emit requestPeaks();
+}
+
+void MainWindow::onPeaksFinished(const ks::DevicePeaks& peaks) {
+  measuringPeaks_ = false;
+  if (device_) measuredPeaks_[device_->index] = peaks;
+  // The session takes them when its points come from this device (or it has none yet).
+  if (device_ && (!session_.device || session_.device->name == device_->name)) {
+    session_.peaks = peaks;
+    if (!session_.points.empty()) setDirty(true);
+  }
+  applyPeaks();
+  log(tr("Peaks measured at %1").arg(QString::fromStdString(peaks.measured_at)));
+  updateRunState();
+  emit peaksDone(true);
+  if (closePending_) close();
+}
+
+void MainWindow::onPeaksFailed(const QString& message) {
+  measuringPeaks_ = false;
+  log(message);
+  statusBar()->showMessage(message, 10000);
+  updateDevicePanel();
+  peaksLabel_->setText(peaksLabel_->text() + "<br>" + message.toHtmlEscaped());
+  updateRunState();
+  emit peaksDone(false);
+  if (closePending_) close();
+}
+
+const ks::DevicePeaks* MainWindow::devicePeaks() const {
+  if (!device_) return nullptr;
+  if (auto it = measuredPeaks_.find(device_->index); it != measuredPeaks_.end()) return &it->second;
+  if (session_.peaks && session_.device && session_.device->name == device_->name) return &*session_.peaks;
+  return nullptr;
+}
+
+void MainWindow::applyPeaks() {
+  model_->setPeaks(session_.peaks);
+  updateDevicePanel();
+}
+
 void MainWindow::onEngineError(const QString& message) {
   log(message);
   lastError_ = message;
@@ -583,6 +677,7 @@ void MainWindow::newSession() {
   session_ = ks::Session{};
   path_.clear();
   model_->clear();
+  applyPeaks();
   for (auto* c : charts()) c->clear();
   refreshBaselines();
   progress_->setValue(0);
@@ -616,6 +711,7 @@ bool MainWindow::openSession(const QString& path) {
   session_ = std::move(s.value());
   path_ = QFileInfo(path).absoluteFilePath();
   model_->setMeasurements(session_.points);
+  applyPeaks();
   table_->resizeColumnsToContents();
   for (auto* c : charts()) c->setMeasurements(session_.points);
   refreshBaselines();
@@ -787,7 +883,7 @@ void MainWindow::log(const QString& line) { log_->appendPlainText(line); }
 // ------------------------------------------------------------------ events
 
 void MainWindow::closeEvent(QCloseEvent* event) {
-  if (running_) {
+  if (running_ || measuringPeaks_) {
     // Stop first and close when the engine has let go (within one dispatch).
     closePending_ = true;
     stopRun();

@@ -6,6 +6,7 @@
 #include <QElapsedTimer>
 #include <QMainWindow>
 #include <QThread>
+#include <map>
 #include <optional>
 
 #include "engine/session/session.h"
@@ -44,6 +45,9 @@ class MainWindow : public QMainWindow {
   bool isDirty() const { return dirty_; }
   bool isRunning() const { return running_; }
   bool isDevicePending() const { return devicePending_; }
+  bool isMeasuringPeaks() const { return measuringPeaks_; }
+  // The peaks that apply to the session's points: measured on its device.
+  const ks::DevicePeaks* sessionPeaks() const { return session_.peaks ? &*session_.peaks : nullptr; }
   // Tests and scripted use turn off the "discard unsaved changes?" question.
   void setAskBeforeDiscard(bool ask) { askBeforeDiscard_ = ask; }
 
@@ -53,6 +57,8 @@ class MainWindow : public QMainWindow {
   SweepEditor* sweepEditor() const { return sweep_; }
   QPushButton* runButton() const { return runButton_; }
   QPushButton* stopButton() const { return stopButton_; }
+  QPushButton* peaksButton() const { return peaksButton_; }
+  QLabel* peaksLabel() const { return peaksLabel_; }
   ResultsModel* resultsModel() const { return model_; }
   QTableView* resultsView() const { return table_; }
   ChartPanel* chartPanel(ChartKind kind) const { return kind == ChartKind::Gflops ? gflopsChart_ : timeChart_; }
@@ -70,6 +76,7 @@ class MainWindow : public QMainWindow {
  public slots:
   void startRun();
   void stopRun();
+  void measurePeaks();
   void newSession();
   void openSessionDialog();
   bool save();
@@ -84,9 +91,11 @@ class MainWindow : public QMainWindow {
   void deviceOpened();
   void runFinished(bool cancelled);
   void sessionLoaded();
+  void peaksDone(bool ok);
   // To the engine thread.
   void requestDevice(int index);
   void requestRun(const ks::Plan& plan);
+  void requestPeaks();
 
  protected:
   void closeEvent(QCloseEvent* event) override;
@@ -103,6 +112,10 @@ class MainWindow : public QMainWindow {
   double estimateSecondsLeft(size_t done) const;
   void onRunFinished(bool cancelled);
   void onEngineError(const QString& message);
+  void onPeaksFinished(const ks::DevicePeaks& peaks);
+  void onPeaksFailed(const QString& message);
+  void applyPeaks();                           // the session's peaks to the table, the roofline and the device panel
+  const ks::DevicePeaks* devicePeaks() const;  // of the open device, if measured or loaded
   void refreshKernelTree();
   void updateRunState();
   void updateDevicePanel();
@@ -125,6 +138,8 @@ class MainWindow : public QMainWindow {
   SweepEditor* sweep_ = nullptr;
   QPushButton* runButton_ = nullptr;
   QPushButton* stopButton_ = nullptr;
+  QPushButton* peaksButton_ = nullptr;
+  QLabel* peaksLabel_ = nullptr;
   QSplitter* splitter_ = nullptr;
   QTabWidget* tabs_ = nullptr;
   ChartPanel* gflopsChart_ = nullptr;
@@ -150,6 +165,8 @@ class MainWindow : public QMainWindow {
   bool askBeforeDiscard_ = true;
   bool closePending_ = false;   // close once the running sweep has stopped
   bool devicePending_ = false;  // a device is being opened: Run waits
+  bool measuringPeaks_ = false;
+  std::map<uint32_t, ks::DevicePeaks> measuredPeaks_;  // by device index, this app run
   QElapsedTimer runClock_;
   QString lastError_;
 };

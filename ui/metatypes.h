@@ -4,6 +4,7 @@
 #include <QMetaType>
 #include <vector>
 
+#include "engine/bench/peaks.h"
 #include "engine/bench/runner.h"
 #include "engine/cpu/cpu_info.h"
 #include "engine/vulkan/context.h"
@@ -13,6 +14,8 @@ Q_DECLARE_METATYPE(ks::Plan)
 Q_DECLARE_METATYPE(ks::vk::DeviceInfo)
 Q_DECLARE_METATYPE(std::vector<ks::vk::DeviceInfo>)
 Q_DECLARE_METATYPE(ks::cpu::HostInfo)
+Q_DECLARE_METATYPE(ks::DevicePeaks)
+Q_DECLARE_METATYPE(ks::PeakResult)
 
 namespace ks::ui {
 void registerMetaTypes();

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "engine/bench/report.h"
+#include "engine/bench/roofline.h"
 #include "engine/kernels/registry.h"
 
 namespace ks::ui {
@@ -44,6 +45,9 @@ QVariant ResultsModel::data(const QModelIndex& index, int role) const {
         return QString::fromStdString(m.item.size.str());
       case Median:
         return dur(m.stats.median);
+      case Ci:  // half-width of the median's 95% confidence interval
+        return ran && m.stats.count >= 6 ? QStringLiteral("±%1%").arg(100 * m.stats.ciRelative(), 0, 'f', 2)
+                                         : QStringLiteral("–");
       case Min:
         return dur(m.stats.min);
       case Max:
@@ -53,7 +57,13 @@ QVariant ResultsModel::data(const QModelIndex& index, int role) const {
       case Gflops:
         return ran ? QString::number(m.gflops, 'f', 2) : QStringLiteral("–");
       case Gbps:
-        return ran ? QString::number(m.gbps, 'f', 2) : QStringLiteral("–");
+        if (!ran) return QStringLiteral("–");
+        return QString::number(m.gbps, 'f', 2) + (m.cache_resident ? tr(" (cache)") : QString());
+      case PeakFraction: {
+        const auto f = peaks_ ? ks::fractionOfPeak(m, *peaks_) : std::nullopt;
+        return f ? tr("%1% %2").arg(100 * f->fraction, 0, 'f', 0).arg(f->bound == "memory" ? tr("mem") : tr("comp"))
+                 : QStringLiteral("–");
+      }
       case Verified:
         return verified ? QString::fromStdString(ks::verifyStatusName(m.verification.status)) : QStringLiteral("–");
       case RelError:
@@ -74,6 +84,12 @@ QVariant ResultsModel::data(const QModelIndex& index, int role) const {
         return double(m.item.size.m) * double(m.item.size.n) * double(m.item.size.k);
       case Median:
         return ran ? m.stats.median : -1.0;
+      case Ci:
+        return ran && m.stats.count >= 6 ? m.stats.ciRelative() : -1.0;
+      case PeakFraction: {
+        const auto f = peaks_ ? ks::fractionOfPeak(m, *peaks_) : std::nullopt;
+        return f ? f->fraction : -1.0;
+      }
       case Min:
         return ran ? m.stats.min : -1.0;
       case Max:
@@ -94,10 +110,29 @@ QVariant ResultsModel::data(const QModelIndex& index, int role) const {
   } else if (role == Qt::ForegroundRole) {
     if (m.status == ks::PointStatus::Failed) return QBrush(QColor(0xc6, 0x28, 0x28));
     if (m.status == ks::PointStatus::Ok && !m.trustworthy()) return QBrush(QColor(0x9a, 0x67, 0x00));  // unverified
-    if (m.status == ks::PointStatus::Ok && !m.trustworthy()) return QBrush(QColor(0x9a, 0x67, 0x00));  // unverified
+    if (index.column() == Gbps && m.cache_resident) return QBrush(QColor(0x9a, 0x67, 0x00));
     if (m.status != ks::PointStatus::Ok) return QBrush(QColor(0x80, 0x80, 0x80));
   } else if (role == Qt::ToolTipRole) {
     if (!m.error.empty()) return QString::fromStdString(m.error);
+    if (index.column() == Gbps && m.cache_resident)
+      return tr(
+          "Cache-resident: the data touched between two uses of the inputs fits in the cache size of the "
+          "sweep, so this is cache bandwidth, not memory bandwidth.");
+    if (index.column() == Gbps && m.input_sets > 1)
+      return tr("Inputs rotated among %1 copies so that each run reads them from memory.").arg(m.input_sets);
+    if (index.column() == Ci && ran && m.stats.count >= 6)
+      return tr("Median 95% confidence interval %1 .. %2 from %3 samples; %4 outliers (Tukey fences, kept)")
+          .arg(QString::fromStdString(ks::formatDuration(m.stats.ci_low)),
+               QString::fromStdString(ks::formatDuration(m.stats.ci_high)))
+          .arg(m.stats.count)
+          .arg(m.stats.outliers);
+    if (index.column() == PeakFraction && peaks_)
+      if (const auto f = ks::fractionOfPeak(m, *peaks_))
+        return tr("%1 GFLOP/s of %2 attainable at %3 FLOP/byte (%4-bound on the measured roofline)")
+            .arg(m.gflops, 0, 'f', 1)
+            .arg(f->attainable, 0, 'f', 1)
+            .arg(f->intensity, 0, 'g', 3)
+            .arg(QString::fromStdString(f->bound));
     if (index.column() == Verified || index.column() == RelError)
       return tr("%1; tolerance %2; worst element %3")
           .arg(QString::fromStdString(m.verification.note))
@@ -121,6 +156,8 @@ QVariant ResultsModel::headerData(int section, Qt::Orientation orientation, int 
       return tr("Size");
     case Median:
       return tr("Median");
+    case Ci:
+      return tr("95% CI");
     case Min:
       return tr("Min");
     case Max:
@@ -131,6 +168,8 @@ QVariant ResultsModel::headerData(int section, Qt::Orientation orientation, int 
       return tr("GFLOPS");
     case Gbps:
       return tr("GB/s");
+    case PeakFraction:
+      return tr("% peak");
     case Verified:
       return tr("Verified");
     case RelError:
@@ -141,6 +180,11 @@ QVariant ResultsModel::headerData(int section, Qt::Orientation orientation, int 
       return tr("Status");
   }
   return {};
+}
+
+void ResultsModel::setPeaks(std::optional<ks::DevicePeaks> peaks) {
+  peaks_ = std::move(peaks);
+  if (!rows_.empty()) emit dataChanged(index(0, PeakFraction), index(rowCount() - 1, PeakFraction));
 }
 
 void ResultsModel::clear() {

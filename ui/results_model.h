@@ -1,8 +1,10 @@
 #pragma once
 // The results table: one row per measured point, sortable on raw values.
 #include <QAbstractTableModel>
+#include <optional>
 #include <vector>
 
+#include "engine/bench/peaks.h"
 #include "engine/bench/runner.h"
 
 namespace ks::ui {
@@ -15,11 +17,13 @@ class ResultsModel : public QAbstractTableModel {
     Params,
     Size,
     Median,
+    Ci,
     Min,
     Max,
     Cv,
     Gflops,
     Gbps,
+    PeakFraction,
     Verified,
     RelError,
     Clock,
@@ -39,11 +43,14 @@ class ResultsModel : public QAbstractTableModel {
   void append(const ks::Measurement& m);
   void setMeasurements(std::vector<ks::Measurement> ms);
   const std::vector<ks::Measurement>& measurements() const { return rows_; }
+  // Measured peaks of the device: the "% peak" column (empty without them).
+  void setPeaks(std::optional<ks::DevicePeaks> peaks);
   // Tab-separated text of the given rows with a header line (for the clipboard).
   QString rowsAsText(const QList<int>& rows) const;
 
  private:
   std::vector<ks::Measurement> rows_;
+  std::optional<ks::DevicePeaks> peaks_;
 };
 
 }  // namespace ks::ui

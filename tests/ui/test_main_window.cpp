@@ -159,6 +159,54 @@ class TestMainWindow : public QObject {
     QCOMPARE(QString::fromStdString(w->session().points.at(0).stop_reason), QString("ci_target"));
   }
 
+  void measurePeaksFillsThePanelAndThePeakColumn() {
+    auto w = makeWindow();
+    QVERIFY(w->peaksButton()->isEnabled());
+    QVERIFY(w->peaksLabel()->text().contains("not measured"));
+    QSignalSpy done(w.get(), &MainWindow::peaksDone);
+    QTest::mouseClick(w->peaksButton(), Qt::LeftButton);
+    QVERIFY(w->isMeasuringPeaks());
+    QVERIFY(!w->runButton()->isEnabled());  // one thing at a time on the engine thread
+    QVERIFY(w->stopButton()->isEnabled());
+    QVERIFY(done.wait(120000));
+    QCOMPARE(done.first().first().toBool(), true);
+    const QString text = w->peaksLabel()->text();
+    for (const char* part : {"Measured peaks", "fp32 FMA", "GFLOP/s", "vkCmdCopyBuffer", "GB/s", "empty dispatch"})
+      QVERIFY2(text.contains(part), qPrintable(part + QString(" missing from: ") + text));
+
+    // A run afterwards carries the peaks into the session and fills "% peak" for GPU points only.
+    w->setKernelChecked("dot.two_pass_shared", true);
+    w->setKernelChecked("cpu.dot.naive", true);
+    setSweep(*w, "65536");
+    QSignalSpy finished(w.get(), &MainWindow::runFinished);
+    QTest::mouseClick(w->runButton(), Qt::LeftButton);
+    QVERIFY(finished.wait(120000));
+    QVERIFY(w->sessionPeaks());
+    QVERIFY(w->sessionPeaks()->fp32Gflops() > 0);
+    auto* model = w->resultsModel();
+    for (int r = 0; r < model->rowCount(); ++r) {
+      const auto& m = model->measurements()[size_t(r)];
+      const QString pct = model->data(model->index(r, ks::ui::ResultsModel::PeakFraction), Qt::DisplayRole).toString();
+      if (m.item.kernel.rfind("cpu.", 0) == 0)
+        QCOMPARE(pct, QString("–"));
+      else
+        QVERIFY2(pct.endsWith("% mem"), qPrintable(pct));  // a dot product is bandwidth-bound
+    }
+  }
+
+  void stopWhileMeasuringPeaks() {
+    auto w = makeWindow();
+    QSignalSpy done(w.get(), &MainWindow::peaksDone);
+    QTest::mouseClick(w->peaksButton(), Qt::LeftButton);
+    QTest::mouseClick(w->stopButton(), Qt::LeftButton);
+    QVERIFY(done.wait(60000));
+    QCOMPARE(done.first().first().toBool(), false);
+    QVERIFY(!w->isMeasuringPeaks());
+    QVERIFY(w->peaksButton()->isEnabled());
+    QVERIFY(w->peaksLabel()->text().contains("stopped"));
+    QVERIFY(!w->sessionPeaks());
+  }
+
   void stopRightAfterRunIsNotLost() {
     auto w = makeWindow();
     w->setKernelChecked("gemm.naive_coalesced", true);
