@@ -62,6 +62,27 @@ SweepEditor::SweepEditor(QWidget* parent) : QWidget(parent) {
   targetCi_->setToolTip(
       tr("Adaptive repetitions: after the repetitions above, keep timing until the median's 95% "
          "confidence interval is within ± this much (at most 2 s or 1000 runs per point)"));
+  budget_ = new QSpinBox;
+  budget_->setObjectName("budgetMs");
+  budget_->setRange(1, 3600000);
+  budget_->setValue(2000);
+  budget_->setSuffix(" ms");
+  budget_->setToolTip(tr("Adaptive repetitions stop after this much timing per point"));
+  maxReps_ = new QSpinBox;
+  maxReps_->setObjectName("maxReps");
+  maxReps_->setRange(1, 1000000);
+  maxReps_->setValue(1000);
+  maxReps_->setToolTip(tr("Adaptive repetitions stop at this many samples per point"));
+  cache_ = new QSpinBox;
+  cache_->setObjectName("cacheMiB");
+  cache_->setRange(0, 65536);
+  cache_->setValue(256);
+  cache_->setSuffix(" MiB");
+  cache_->setSpecialValueText(tr("off (mark cached points)"));
+  cache_->setToolTip(
+      tr("Bandwidth kernels (gemv, dot) rotate among copies of their inputs so that this much data is touched "
+         "between two uses of one copy: small sizes then measure memory, not the cache. Off: no rotation, and "
+         "points whose data fits in 256 MiB are marked as cache-resident."));
   sizesError_ = errorLabel();
   shapesError_ = errorLabel();
   paramsError_ = errorLabel();
@@ -96,11 +117,19 @@ SweepEditor::SweepEditor(QWidget* parent) : QWidget(parent) {
   repsRow->addWidget(new QLabel(tr("warm-up")));
   repsRow->addWidget(warmup_);
   form->addRow(tr("Repetitions"), repsRow);
-  form->addRow(tr("Until CI within"), targetCi_);
+  auto* ciRow = new QHBoxLayout;
+  ciRow->addWidget(targetCi_);
+  ciRow->addWidget(new QLabel(tr("or")));
+  ciRow->addWidget(budget_);
+  ciRow->addWidget(new QLabel(tr("max")));
+  ciRow->addWidget(maxReps_);
+  form->addRow(tr("Until CI within"), ciRow);
+  form->addRow(tr("Rotate inputs over"), cache_);
   form->addRow(summary_);
 
   for (QLineEdit* e : {sizes_, shapes_, params_}) connect(e, &QLineEdit::textChanged, this, &SweepEditor::revalidate);
-  for (QSpinBox* s : {reps_, warmup_}) connect(s, &QSpinBox::valueChanged, this, &SweepEditor::revalidate);
+  for (QSpinBox* s : {reps_, warmup_, budget_, maxReps_, cache_})
+    connect(s, &QSpinBox::valueChanged, this, &SweepEditor::revalidate);
   connect(targetCi_, &QDoubleSpinBox::valueChanged, this, &SweepEditor::revalidate);
   revalidate();
 }
@@ -132,6 +161,8 @@ void SweepEditor::togglePreset(const QString& shape) {
 void SweepEditor::revalidate() {
   plan_.reset();
   error_.clear();
+  budget_->setEnabled(targetCi_->value() > 0);  // they bound adaptive repetitions only
+  maxReps_->setEnabled(targetCi_->value() > 0);
   warning_.clear();
   ks::SweepSpec spec;
   spec.kernels = kernels_;
@@ -246,6 +277,10 @@ void SweepEditor::revalidate() {
       plan.reps = uint32_t(reps_->value());
       plan.warmup = uint32_t(warmup_->value());
       plan.target_ci = targetCi_->value() / 100.0;
+      plan.budget_ms = uint32_t(budget_->value());
+      plan.max_reps = uint32_t(maxReps_->value());
+      plan.rotate_inputs = cache_->value() > 0;
+      if (plan.rotate_inputs) plan.cache_bytes = uint64_t(cache_->value()) << 20;
       plan_ = plan;
     }
   }

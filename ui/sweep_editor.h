@@ -38,6 +38,9 @@ class SweepEditor : public QWidget {
   QSpinBox* repsBox() const { return reps_; }
   QSpinBox* warmupBox() const { return warmup_; }
   QDoubleSpinBox* targetCiBox() const { return targetCi_; }
+  QSpinBox* budgetBox() const { return budget_; }
+  QSpinBox* maxRepsBox() const { return maxReps_; }
+  QSpinBox* cacheBox() const { return cache_; }
 
  signals:
   void changed();  // any entry or its validity changed
@@ -52,6 +55,9 @@ class SweepEditor : public QWidget {
   QSpinBox* reps_;
   QSpinBox* warmup_;
   QDoubleSpinBox* targetCi_;  // adaptive repetitions: % half-width of the median's CI, 0 = off
+  QSpinBox* budget_;          // ... per-point time budget, ms
+  QSpinBox* maxReps_;         // ... and sample cap
+  QSpinBox* cache_;           // MiB touched between reuses of a bandwidth kernel's inputs; 0 = no rotation
   QLabel* sizesError_;
   QLabel* shapesError_;
   QLabel* paramsError_;

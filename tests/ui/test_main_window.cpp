@@ -151,11 +151,19 @@ class TestMainWindow : public QObject {
     auto w = makeWindow();
     w->setKernelChecked("cpu.gemm.naive", true);
     setSweep(*w, "16");
-    w->sweepEditor()->targetCiBox()->setValue(50);  // a loose target: met right away
+    QVERIFY(!w->sweepEditor()->budgetBox()->isEnabled());  // only with a target
+    w->sweepEditor()->targetCiBox()->setValue(50);         // a loose target: met right away
+    QVERIFY(w->sweepEditor()->budgetBox()->isEnabled());
+    w->sweepEditor()->budgetBox()->setValue(1500);
+    w->sweepEditor()->maxRepsBox()->setValue(400);
+    w->sweepEditor()->cacheBox()->setValue(0);
     QSignalSpy finished(w.get(), &MainWindow::runFinished);
     QTest::mouseClick(w->runButton(), Qt::LeftButton);
     QVERIFY(finished.wait(60000));
     QCOMPARE(w->session().plan.target_ci, 0.5);
+    QCOMPARE(w->session().plan.budget_ms, 1500u);
+    QCOMPARE(w->session().plan.max_reps, 400u);
+    QVERIFY(!w->session().plan.rotate_inputs);
     QCOMPARE(QString::fromStdString(w->session().points.at(0).stop_reason), QString("ci_target"));
   }
 
