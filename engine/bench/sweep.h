@@ -30,6 +30,12 @@ struct Plan {
   double target_ci = 0;
   uint32_t max_reps = 1000;
   uint32_t budget_ms = 2000;
+  // Drift detection (see drift.h): a short reference runs at the start,
+  // between kernels (at most once per drift_interval_ms) and at the end; the
+  // sweep is unstable when its median time moves by more than drift_threshold.
+  bool drift_check = true;
+  double drift_threshold = 0.03;
+  uint32_t drift_interval_ms = 1000;
 };
 
 // "128,256,512", "64:4096:x2" (geometric), "256:2048:+256" (linear), mixed.
