@@ -78,6 +78,10 @@ double medianOf(std::vector<double> v) { return computeStats(std::move(v)).media
 
 constexpr uint64_t kMaxIterations = 1ull << 22;
 
+// Workgroups of 256 in the reference dispatch. Small on purpose: it should cost
+// little next to the sweep, and clocks and thermal state are the whole chip's.
+uint32_t referenceGroups(const vk::DeviceInfo& info) { return info.isSoftware() ? 16 : 64; }
+
 // The next iteration count while calibrating: scaled towards the target,
 // at least doubled (the first probes are dominated by fixed costs).
 uint64_t grown(uint64_t iterations, double median_ns, double target_ns) {
@@ -156,8 +160,7 @@ std::string DriftReference::clock() const { return device_ && device_->info().ti
 std::string DriftReference::description() const {
   const std::string iterations = iterations_ ? std::to_string(iterations_) + " iterations" : "not calibrated yet";
   if (!device_) return "C++ FMA loop on the host, 8 chains x " + iterations;
-  const uint32_t groups = device_->info().isSoftware() ? 16 : 64;
-  return "peak_fma.comp fp32, " + std::to_string(groups) + " workgroups x " + iterations;
+  return "peak_fma.comp fp32, " + std::to_string(referenceGroups(device_->info())) + " workgroups x " + iterations;
 }
 
 Result<DriftCheck> DriftReference::check(const std::string& when, size_t after_points, uint32_t warmup_ms,
@@ -192,8 +195,7 @@ Result<std::vector<double>> DriftReference::runGpu(uint32_t warmup_ms, const std
     auto pipeline = device.pipeline(desc);
     if (!pipeline) return pipeline.error();
     gpu->pipeline = *pipeline;
-    // Small on purpose: the reference should cost little next to the sweep.
-    gpu->groups = device.info().isSoftware() ? 16 : 64;
+    gpu->groups = referenceGroups(device.info());
     gpu->timestamps = device.info().timestamps;
     auto sink = device.createBuffer(uint64_t(gpu->groups) * 256 * 4, vk::Placement::DeviceLocal, "the drift sink");
     if (!sink) return sink.error();
