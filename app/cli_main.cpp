@@ -50,6 +50,12 @@ run options:
   --cache-mib N      bandwidth kernels (gemv, dot) rotate among enough copies of their inputs
                      that N MiB are touched between two uses of one copy (default 256)
   --no-rotate        do not rotate; points whose data fits in --cache-mib are marked (cache)
+  --drift-threshold PCT
+                     drift check: a short reference kernel runs at the start, between kernels
+                     (at most every --drift-interval-ms, default 1000) and at the end; if its
+                     time moves by more than PCT (e.g. 3% or 0.03; default 3%) the sweep is
+                     marked unstable: a warning after the tables and a flag in the session
+  --no-drift-check   skip the reference runs
   --peaks            measure the device's peaks first (see peaks) and keep them in the session
   --device N|name    device index or name substring (default: discrete > integrated > CPU)
   -o FILE            write the session (JSON)
@@ -66,6 +72,7 @@ compare: the points both sessions have (same kernel, parameters and size), the
   OpenBLAS differ. Exits 0 once compared, whatever the result.
 
 exit status: 0 all points ok, 1 a point failed, 2 usage error, 130 interrupted
+  (an unstable drift check warns but does not change the exit status)
 )";
 
 struct UsageError {
@@ -129,6 +136,23 @@ uint32_t parseCount(const std::string& text, const std::string& what, uint32_t m
   const auto v = static_cast<uint32_t>(std::stoul(text));
   if (v < min) usage(what + " must be at least " + std::to_string(min));
   return v;
+}
+
+// "0.03" or "3%": a fraction above 0 and below 1.
+double parseFraction(const std::string& text, const std::string& what, const std::string& example_percent) {
+  std::string t = text;
+  const bool percent = !t.empty() && t.back() == '%';
+  if (percent) t.pop_back();
+  char* end = nullptr;
+  const double v = std::strtod(t.c_str(), &end);
+  if (t.empty() || *end || !(v > 0) || v >= (percent ? 100 : 1)) {
+    const double example = std::strtod(example_percent.c_str(), nullptr) / 100;
+    char fraction[32];
+    std::snprintf(fraction, sizeof fraction, "%g", example);
+    usage(what + " must be a fraction like " + fraction + " or a percentage like " + example_percent + ", not '" +
+          text + "'");
+  }
+  return percent ? v / 100 : v;
 }
 
 struct Engine {
@@ -234,11 +258,11 @@ int cmdKernels(int argc, char** argv) {
 }
 
 int cmdRun(int argc, char** argv) {
-  Args a =
-      parseArgs(argc, argv, 2,
-                {"--kernels", "--sizes", "--mnk", "--wg", "--param", "--reps", "--warmup", "--warmup-ms", "--target-ci",
-                 "--budget-ms", "--max-reps", "--seed", "--cache-mib", "--device", "-o", "--output", "--csv"},
-                {"--quiet", "--peaks", "--no-rotate"});
+  Args a = parseArgs(argc, argv, 2,
+                     {"--kernels", "--sizes", "--mnk", "--wg", "--param", "--reps", "--warmup", "--warmup-ms",
+                      "--target-ci", "--budget-ms", "--max-reps", "--seed", "--cache-mib", "--drift-threshold",
+                      "--drift-interval-ms", "--device", "-o", "--output", "--csv"},
+                     {"--quiet", "--peaks", "--no-rotate", "--no-drift-check"});
   if (!a.positional.empty()) usage("unexpected argument '" + a.positional.front() + "'");
   if (!a.has("--kernels")) usage("run needs --kernels (e.g. --kernels gemm.naive,gemm.tiled_shared)");
   if (!a.has("--sizes") && !a.has("--mnk")) usage("run needs --sizes or --mnk");
@@ -267,21 +291,19 @@ int cmdRun(int argc, char** argv) {
   plan.reps = parseCount(a.get("--reps", "20"), "--reps", 1);
   plan.warmup = parseCount(a.get("--warmup", "3"), "--warmup", 0);
   plan.warmup_ms = parseCount(a.get("--warmup-ms", "200"), "--warmup-ms", 0);
-  if (a.has("--target-ci")) {
-    std::string t = a.get("--target-ci");
-    const bool percent = !t.empty() && t.back() == '%';
-    if (percent) t.pop_back();
-    char* end = nullptr;
-    const double v = std::strtod(t.c_str(), &end);
-    if (t.empty() || *end || !(v > 0) || v >= (percent ? 100 : 1))
-      usage("--target-ci must be a fraction like 0.01 or a percentage like 1%, not '" + a.get("--target-ci") + "'");
-    plan.target_ci = percent ? v / 100 : v;
-  }
+  if (a.has("--target-ci")) plan.target_ci = parseFraction(a.get("--target-ci"), "--target-ci", "1%");
   plan.budget_ms = parseCount(a.get("--budget-ms", "2000"), "--budget-ms", 1);
   plan.max_reps = parseCount(a.get("--max-reps", "1000"), "--max-reps", 1);
   plan.seed = parseCount(a.get("--seed", "1"), "--seed", 0);
   plan.cache_bytes = uint64_t(parseCount(a.get("--cache-mib", "256"), "--cache-mib", 1)) << 20;
   plan.rotate_inputs = !a.has("--no-rotate");
+  plan.drift_check = !a.has("--no-drift-check");
+  if (!plan.drift_check)
+    for (const char* opt : {"--drift-threshold", "--drift-interval-ms"})
+      if (a.has(opt)) usage(std::string(opt) + " has no effect with --no-drift-check");
+  if (a.has("--drift-threshold"))
+    plan.drift_threshold = parseFraction(a.get("--drift-threshold"), "--drift-threshold", "3%");
+  plan.drift_interval_ms = parseCount(a.get("--drift-interval-ms", "1000"), "--drift-interval-ms", 0);
   std::vector<std::string> notes;
   auto items = ks::buildPlan(spec, &notes);
   if (!items) usage(items.error().message);
@@ -338,6 +360,7 @@ int cmdRun(int argc, char** argv) {
   };
   session.points = runner.run(plan, cb, g_cancel);
   std::signal(SIGINT, SIG_DFL);
+  if (plan.drift_check) session.drift = runner.drift();
 
   std::printf("\n%s", ks::formatSummaryTable(session.points, session.peaks ? &*session.peaks : nullptr).c_str());
   size_t failed = 0, skipped = 0, cancelled = 0;
@@ -351,6 +374,7 @@ int cmdRun(int argc, char** argv) {
               plan.items.size(), failed, skipped, interrupted ? "; interrupted, the rest did not run" : "");
   if (const auto table = ks::formatComplexityTable(session.points); !table.empty())
     std::printf("\n%s\n", table.c_str());
+  if (session.drift) std::printf("%s\n", ks::formatDriftLine(*session.drift).c_str());
   int rc = interrupted ? 130 : (failed ? 1 : 0);
   if (!out_path.empty()) {
     if (auto st = ks::saveSession(session, out_path); !st) {
@@ -389,6 +413,7 @@ int cmdShow(int argc, char** argv) {
   if (s->peaks) std::printf("%s\n", ks::formatPeaksTable(*s->peaks).c_str());
   std::printf("%s", ks::formatSummaryTable(s->points, s->peaks ? &*s->peaks : nullptr).c_str());
   if (const auto table = ks::formatComplexityTable(s->points); !table.empty()) std::printf("\n%s", table.c_str());
+  if (s->drift) std::printf("%s\n", ks::formatDriftLine(*s->drift).c_str());
   if (a.has("--csv")) {
     std::ofstream csv(a.get("--csv"));
     csv << ks::measurementsToCsv(s->points);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/bench/report.h"
 #include "engine/kernels/registry.h"
 #include "engine/session/session.h"
 #include "engine/vulkan/shader_compiler.h"
@@ -297,6 +298,29 @@ TEST_F(CliRun, ShowReprintsTheSameTable) {
   EXPECT_EQ(shown, ran);
 }
 
+TEST_F(CliRun, PrintsTheDriftCheckAndKeepsItInTheSession) {
+  // Whether lavapipe stayed within 3% depends on the machine; that a verdict
+  // is printed, after the tables, and stored with its checks does not.
+  const std::string& out = result_->out;
+  const std::regex line(
+      R"((^|\n)(warning: )?drift check: (stable: reference time within \+-|UNSTABLE: reference time moved ))");
+  EXPECT_TRUE(std::regex_search(out, line)) << out;
+  EXPECT_GT(out.find("drift check: "), out.find("8 of 8 points ran")) << out;
+  auto s = ks::loadSession(session_->string());
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  ASSERT_TRUE(s->drift.has_value());
+  EXPECT_TRUE(s->plan.drift_check);
+  EXPECT_DOUBLE_EQ(s->drift->threshold, 0.03);
+  ASSERT_GE(s->drift->checks.size(), 2u);
+  EXPECT_EQ(s->drift->checks.front().when, "start");
+  EXPECT_EQ(s->drift->checks.back().when, "end");
+  EXPECT_EQ(s->drift->checks.back().after_points, 8u);
+  EXPECT_TRUE(contains(out, ks::formatDriftLine(*s->drift) + "\n")) << out;
+  // show prints the stored verdict the same way.
+  const CliResult shown = runCli("show " + quote(session_->string()));
+  EXPECT_TRUE(contains(shown.out, ks::formatDriftLine(*s->drift) + "\n")) << shown.out;
+}
+
 TEST_F(CliRun, ShowWritesTheSameCsv) {
   const fs::path csv = tempDir() / "shown.csv";
   const CliResult r = runCli("show " + quote(session_->string()) + " --csv " + quote(csv.string()));
@@ -487,6 +511,64 @@ TEST(CliAdaptive, TargetCiRepeatsUntilTheIntervalIsTightAndTheSessionLoads) {
   EXPECT_DOUBLE_EQ(s->plan.target_ci, 0.5);
   EXPECT_EQ(s->points[0].stop_reason, "ci_target");
   expectUsageError("run --kernels cpu.gemm.naive --sizes 16 --target-ci abc", {"--target-ci", "'abc'"});
+}
+
+TEST(CliDrift, AnAbsurdlyLowThresholdWarnsAndStillExitsZero) {
+  // A GPU and a CPU kernel at two sizes with no interval: 4 checks of the
+  // reference dispatch on lavapipe, whose medians (~0.4 ms) do not all land
+  // within 0.0001% (0.4 ns) of the first. (The host loop is not used here: on
+  // an idle core it can repeat its median to the nanosecond.)
+  const fs::path session = tempDir() / "drift.json";
+  const CliResult r = runCli(
+      "run --kernels dot.two_pass_shared,cpu.dot.naive --sizes 4096,65536 --reps 3 --warmup 0 "
+      "--drift-threshold 0.0001% --drift-interval-ms 0 -o " +
+      quote(session.string()));
+  EXPECT_EQ(r.rc, 0) << "an unstable sweep whose points are ok still exits 0:\n" << r.all();
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex(R"(\nwarning: drift check: UNSTABLE: reference time moved [+-][0-9.e+-]+% by check \d )"
+                        R"(\(after \d points?, (between kernels|at the end)\); threshold 0\.0001%\n)")))
+      << r.out;
+  auto s = ks::loadSession(session.string());
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  ASSERT_TRUE(s->drift.has_value());
+  EXPECT_TRUE(s->drift->unstable);
+  EXPECT_EQ(s->drift->checks.size(), 4u) << s->drift->summary();
+  EXPECT_EQ(s->drift->clock, "gpu_timestamp");
+  EXPECT_DOUBLE_EQ(s->plan.drift_threshold, 1e-6);
+  EXPECT_EQ(s->plan.drift_interval_ms, 0u);
+  const CliResult shown = runCli("show " + quote(session.string()));
+  EXPECT_EQ(shown.rc, 0) << shown.all();
+  EXPECT_TRUE(contains(shown.out, "warning: drift check: UNSTABLE: ")) << shown.out;
+}
+
+TEST(CliDrift, BadThresholdsAreUsageErrors) {
+  const std::string run = "run --kernels cpu.dot.naive --sizes 64 ";
+  for (const char* bad : {"abc", "0", "0%", "-3%", "1", "100%", "3%%", ""})
+    expectUsageError(
+        run + "--drift-threshold " + quote(bad),
+        {"--drift-threshold must be a fraction like 0.03 or a percentage like 3%", "'" + std::string(bad) + "'"});
+  expectUsageError(run + "--no-drift-check --drift-threshold 5%", {"--drift-threshold", "--no-drift-check"});
+  expectUsageError(run + "--drift-interval-ms soon", {"--drift-interval-ms"});
+}
+
+TEST(CliDrift, NoDriftCheckRunsNoReference) {
+  const fs::path session = tempDir() / "no-drift.json";
+  const CliResult r = runCli("run --kernels cpu.dot.naive --sizes 64 --reps 2 --warmup 0 --no-drift-check -o " +
+                             quote(session.string()));
+  EXPECT_EQ(r.rc, 0) << r.all();
+  EXPECT_FALSE(contains(r.out, "drift check")) << r.out;
+  auto s = ks::loadSession(session.string());
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_FALSE(s->plan.drift_check);
+  EXPECT_FALSE(s->drift.has_value());
+}
+
+TEST(CliDrift, UsageTextDocumentsTheOptionsAndTheExitStatus) {
+  const CliResult r = runCli("--help");
+  EXPECT_EQ(r.rc, 0);
+  for (const char* text : {"--drift-threshold PCT", "--no-drift-check", "--drift-interval-ms",
+                           "an unstable drift check warns but does not change the exit status"})
+    EXPECT_TRUE(contains(r.out, text)) << text << " missing from:\n" << r.out;
 }
 
 TEST(CliProvenance, TheSessionRecordsCompilerEnvironmentAndShaderHashes) {

@@ -176,7 +176,14 @@ void expectSameSession(const ks::Session& a, const ks::Session& b) {
   EXPECT_EQ(a.plan.warmup, b.plan.warmup);
   EXPECT_EQ(a.plan.warmup_ms, b.plan.warmup_ms);
   EXPECT_EQ(a.plan.seed, b.plan.seed);
+  EXPECT_EQ(a.plan.drift_check, b.plan.drift_check);
+  EXPECT_EQ(a.plan.drift_threshold, b.plan.drift_threshold);
+  EXPECT_EQ(a.plan.drift_interval_ms, b.plan.drift_interval_ms);
   EXPECT_EQ(a.plan.items, b.plan.items);
+  ASSERT_EQ(a.drift.has_value(), b.drift.has_value());
+  if (a.drift) {
+    EXPECT_EQ(a.drift->summary(), b.drift->summary());
+  }
   EXPECT_EQ(a.notes, b.notes);
   ASSERT_EQ(a.points.size(), b.points.size());
   for (size_t i = 0; i < a.points.size(); ++i)
@@ -550,6 +557,143 @@ TEST_F(SessionReject, PlanRepsNotANumber) {
   json j = good();
   j["plan"]["reps"] = "three";
   expectRejected(j, {"plan.reps"});
+}
+
+// ---------------------------------------------------------------- drift
+
+// goodSession() with a drift report: three checks of 15 runs, the last `moved`
+// (0.10 is 10% slower) against the first, judged at the plan's 3% threshold.
+ks::Session sessionWithDrift(double moved) {
+  ks::Session s = goodSession();
+  std::vector<ks::DriftCheck> checks;
+  const char* when[] = {"start", "between", "end"};
+  const size_t after[] = {0, 2, 5};
+  const double center[] = {500e3, 501e3, 500e3 * (1 + moved)};
+  for (int i = 0; i < 3; ++i) {
+    ks::DriftCheck c;
+    c.when = when[i];
+    c.after_points = after[i];
+    for (int k = 0; k < 15; ++k) c.samples_ns.push_back(center[i] + (k - 7) * 100.0);
+    c.stats = ks::computeStats(c.samples_ns);
+    checks.push_back(std::move(c));
+  }
+  s.drift = ks::evaluateDrift("peak_fma.comp fp32, 16 workgroups x 23 iterations", checks, s.plan.drift_threshold);
+  s.drift->clock = "gpu_timestamp";
+  return s;
+}
+
+TEST(SessionDrift, RoundTripsWithTheVerdict) {
+  for (double moved : {0.0, 0.10}) {
+    const ks::Session s = sessionWithDrift(moved);
+    ASSERT_EQ(s.drift->unstable, moved > 0);
+    const std::string text = ks::sessionToJson(s);
+    auto back = ks::sessionFromJson(text);
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    ASSERT_TRUE(back->drift.has_value());
+    EXPECT_EQ(back->drift->unstable, s.drift->unstable);
+    EXPECT_EQ(back->drift->max_change, s.drift->max_change);
+    EXPECT_EQ(back->drift->summary(), s.drift->summary());
+    EXPECT_EQ(back->drift->checks.size(), 3u);
+    EXPECT_EQ(back->drift->checks[2].samples_ns, s.drift->checks[2].samples_ns);
+    EXPECT_EQ(ks::sessionToJson(*back), text);
+    const json j = json::parse(text);
+    EXPECT_EQ(j.at("drift").at("checks")[2].at("median_ns"), s.drift->checks[2].stats.median);
+    EXPECT_EQ(j.at("drift").at("unstable"), moved > 0);
+    EXPECT_EQ(j.at("plan").at("drift_threshold"), 0.03);
+    EXPECT_EQ(j.at("plan").at("drift_check"), true);
+  }
+}
+
+TEST(SessionDrift, FilesFromBeforeDriftChecksLoadAsNotChecked) {
+  json j = json::parse(ks::sessionToJson(goodSession()));
+  for (const char* key : {"drift_check", "drift_threshold", "drift_interval_ms"}) j["plan"].erase(key);
+  j.erase("drift");
+  auto s = ks::sessionFromJson(j.dump());
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_FALSE(s->plan.drift_check);
+  EXPECT_FALSE(s->drift.has_value());
+  // Checked but not stored (drift absent) also loads.
+  EXPECT_TRUE(ks::sessionFromJson(ks::sessionToJson(goodSession())).ok());
+}
+
+class SessionRejectDrift : public SessionReject {
+ protected:
+  static json stable() { return json::parse(ks::sessionToJson(sessionWithDrift(0))); }
+  static json unstable() { return json::parse(ks::sessionToJson(sessionWithDrift(0.10))); }
+};
+
+TEST_F(SessionRejectDrift, GoodDocumentsAreAccepted) {
+  for (const json& j : {stable(), unstable()}) {
+    auto r = ks::sessionFromJson(j.dump());
+    ASSERT_TRUE(r.ok()) << r.error().message;
+  }
+}
+
+TEST_F(SessionRejectDrift, StableClaimWhenTheChecksMovedTenPercent) {
+  json j = unstable();
+  j["drift"]["unstable"] = false;
+  expectRejected(j, {"drift.unstable", "says false", "UNSTABLE", "+10.0%", "by check 3"});
+}
+
+TEST_F(SessionRejectDrift, StableClaimWithTheChecksEditedInstead) {
+  // The file says stable, but someone slowed the last check by 10%: the
+  // samples no longer match the stored median, or (all edited) the verdict.
+  json j = stable();
+  for (auto& x : j["drift"]["checks"][2]["samples_ns"]) x = x.get<double>() * 1.1;
+  expectRejected(j, {"drift.checks[2].median_ns", "does not match"});
+  j["drift"]["checks"][2]["median_ns"] = j["drift"]["checks"][2]["samples_ns"][7];
+  expectRejected(j, {"drift.unstable", "says false"});
+}
+
+TEST_F(SessionRejectDrift, UnstableClaimWhenTheChecksAreStable) {
+  json j = stable();
+  j["drift"]["unstable"] = true;
+  expectRejected(j, {"drift.unstable", "says true", "stable: reference time within"});
+}
+
+TEST_F(SessionRejectDrift, MaxChangeThatDoesNotMatchTheChecks) {
+  json j = unstable();
+  j["drift"]["max_change"] = 0.01;
+  expectRejected(j, {"drift.max_change", "does not match"});
+}
+
+TEST_F(SessionRejectDrift, ThresholdRaisedToHideTheDrift) {
+  json j = unstable();
+  j["drift"]["threshold"] = 0.5;
+  expectRejected(j, {"drift.threshold", "plan.drift_threshold"});
+  j["plan"]["drift_threshold"] = 0.5;
+  expectRejected(j, {"drift.unstable", "says true"});
+}
+
+TEST_F(SessionRejectDrift, MalformedChecks) {
+  json j = stable();
+  j["drift"]["checks"][1]["when"] = "sometime";
+  expectRejected(j, {"drift.checks[1].when", "sometime"});
+  j = stable();
+  j["drift"]["checks"][2]["after_points"] = 6;
+  expectRejected(j, {"drift.checks[2].after_points", "6", "5 points"});
+  j = stable();
+  j["drift"]["checks"][1]["after_points"] = 0;
+  j["drift"]["checks"][0]["after_points"] = 1;
+  expectRejected(j, {"drift.checks[1].after_points", "out of order"});
+  j = stable();
+  j["drift"]["checks"][0]["samples_ns"][3] = -1;
+  expectRejected(j, {"drift.checks[0].samples_ns[3]"});
+  j = stable();
+  j["drift"]["checks"][0]["samples_ns"] = json::array();
+  expectRejected(j, {"drift.checks[0].samples_ns", "non-empty"});
+  j = stable();
+  j["drift"]["clock"] = "sundial";
+  expectRejected(j, {"drift.clock", "sundial"});
+  j = stable();
+  j["drift"].erase("unstable");
+  expectRejected(j, {"drift.unstable", "missing"});
+  j = stable();
+  j["plan"]["drift_check"] = false;
+  expectRejected(j, {"drift", "plan.drift_check is false"});
+  j = stable();
+  j["plan"]["drift_threshold"] = -0.03;
+  expectRejected(j, {"plan.drift_threshold", "non-negative"});
 }
 
 }  // namespace

@@ -53,6 +53,10 @@ std::string formatDuration(double ns) {
   return fmt("%.3g s", ns / 1e9);
 }
 
+std::string formatDriftLine(const DriftReport& drift) {
+  return std::string(drift.unstable ? "warning: " : "") + "drift check: " + drift.summary();
+}
+
 std::string formatPointLine(const Measurement& m, size_t index, size_t total) {
   std::ostringstream out;
   char head[160];

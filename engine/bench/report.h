@@ -21,6 +21,9 @@ std::string measurementsToCsv(const std::vector<Measurement>& points);
 // Slope of log time vs log size per series (empty when no series has 2+ sizes).
 std::string formatComplexityTable(const std::vector<Measurement>& points);
 
+// "drift check: stable: ..." or, when unstable, "warning: drift check: UNSTABLE: ...".
+std::string formatDriftLine(const DriftReport& drift);
+
 // Measured peaks: value, unit, spread and how each was measured (or why not).
 std::string formatPeaksTable(const DevicePeaks& peaks);
 std::string formatPeakValue(const PeakResult& r);  // "41.2 TFLOP/s", "3.1 TB/s", "35.2 us", "-"

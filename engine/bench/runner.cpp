@@ -86,15 +86,61 @@ Workload& Runner::workload(const KernelInfo& kernel, const PlanItem& item, const
 std::vector<Measurement> Runner::run(const Plan& plan, const RunCallbacks& cb, const std::atomic<bool>& cancel) {
   std::vector<Measurement> out;
   const size_t total = plan.items.size();
+
+  drift_ = DriftReport{};
+  drift_.threshold = plan.drift_threshold;
+  std::optional<DriftReference> reference;
+  if (plan.drift_check) {
+    reference.emplace(device_);
+    drift_.reference = reference->description();
+    drift_.clock = reference->clock();
+  }
+  auto last_check = std::chrono::steady_clock::now();
+  // Whether the reference's device idled since its last work (a CPU point ran
+  // while a GPU reference waited): its clocks may have dropped, so the next
+  // check warms up as long as a point does, and no "between" check is taken
+  // there (it would time the ramp-up, not the machine).
+  bool reference_idle = true;
+  auto checkDrift = [&](const char* when) {
+    if (!reference || !drift_.error.empty() || cancel.load()) return;  // a failed reference is not retried
+    auto check = reference->check(when, out.size(), reference_idle ? plan.warmup_ms : 0, cancel);
+    last_check = std::chrono::steady_clock::now();
+    reference_idle = false;
+    if (!check && cancel.load()) return;  // cancelled, not failed
+    std::vector<DriftCheck> checks = std::move(drift_.checks);
+    std::string error = drift_.error;
+    if (check)
+      checks.push_back(std::move(*check));
+    else
+      error = "check " + std::to_string(checks.size() + 1) + " (" + when + ", after " + std::to_string(out.size()) +
+              " points): " + check.error().message;
+    drift_ = evaluateDrift(reference->description(), std::move(checks), plan.drift_threshold);
+    drift_.clock = reference->clock();
+    drift_.error = error;
+    if (cb.drift) cb.drift(drift_);
+  };
+
   if (cb.progress) cb.progress(0, total);
+  checkDrift("start");
   for (size_t i = 0; i < total; ++i) {
     if (cancel.load()) break;
+    if (i > 0 && plan.items[i].kernel != plan.items[i - 1].kernel && !reference_idle &&
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - last_check).count() >=
+            plan.drift_interval_ms)
+      checkDrift("between");
     out.push_back(runPoint(plan.items[i], plan, cancel));
+    if (device_) {
+      const KernelInfo* kernel = Registry::instance().find(out.back().item.kernel);
+      const bool ran_on_device = kernel && kernel->backend == Backend::Vulkan &&
+                                 (out.back().status == PointStatus::Ok || out.back().status == PointStatus::Failed);
+      reference_idle = !ran_on_device;
+    }
     if (cb.point) cb.point(out.back());
     if (cb.progress) cb.progress(i + 1, total);
     if (out.back().status == PointStatus::Cancelled) break;
   }
   workload_.reset();
+  checkDrift("end");
   return out;
 }
 

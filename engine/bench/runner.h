@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/bench/drift.h"
 #include "engine/bench/statistics.h"
 #include "engine/bench/sweep.h"
 #include "engine/bench/verify.h"
@@ -54,6 +55,7 @@ InputRotation inputRotation(bool memory_bound, uint64_t input_bytes, const Plan&
 struct RunCallbacks {
   std::function<void(const Measurement&)> point;
   std::function<void(size_t done, size_t total)> progress;
+  std::function<void(const DriftReport&)> drift;  // after each drift check (or its failure)
 };
 
 class Runner {
@@ -62,7 +64,11 @@ class Runner {
   ~Runner();
 
   // Runs every point in order; stops between dispatches once `cancel` is set.
+  // With plan.drift_check, times the drift reference at the start, between
+  // kernels and at the end (see Plan); a failed reference never fails the sweep.
   std::vector<Measurement> run(const Plan& plan, const RunCallbacks& callbacks, const std::atomic<bool>& cancel);
+  // The drift checks of the last run() (empty when plan.drift_check was off).
+  const DriftReport& drift() const { return drift_; }
   Measurement runPoint(const PlanItem& item, const Plan& plan, const std::atomic<bool>& cancel);
 
  private:
@@ -73,6 +79,7 @@ class Runner {
 
   vk::Device* device_;
   std::unique_ptr<Workload> workload_;  // the inputs of the last point (shared by kernels of a size)
+  DriftReport drift_;
 };
 
 struct DispatchOverhead {

@@ -36,6 +36,12 @@ struct Plan {
   // are only marked cache-resident.
   bool rotate_inputs = true;
   uint64_t cache_bytes = 256ull << 20;
+  // Drift detection (see drift.h): a short reference runs at the start,
+  // between kernels (at most once per drift_interval_ms) and at the end; the
+  // sweep is unstable when its median time moves by more than drift_threshold.
+  bool drift_check = true;
+  double drift_threshold = 0.03;
+  uint32_t drift_interval_ms = 1000;
 };
 
 // "128,256,512", "64:4096:x2" (geometric), "256:2048:+256" (linear), mixed.

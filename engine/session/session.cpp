@@ -98,6 +98,21 @@ json peaksToJson(const DevicePeaks& p) {
   return {{"measured_at", p.measured_at}, {"results", results}};
 }
 
+json driftToJson(const DriftReport& d) {
+  json checks = json::array();
+  for (const auto& c : d.checks)
+    checks.push_back({{"when", c.when},
+                      {"after_points", c.after_points},
+                      {"samples_ns", c.samples_ns},
+                      {"median_ns", c.stats.median},
+                      {"ci_low_ns", c.stats.ci_low},
+                      {"ci_high_ns", c.stats.ci_high},
+                      {"cv", c.stats.cv},
+                      {"count", c.stats.count}});
+  return {{"reference", d.reference},   {"clock", d.clock},       {"threshold", d.threshold}, {"checks", checks},
+          {"max_change", d.max_change}, {"unstable", d.unstable}, {"error", d.error}};
+}
+
 // ---- validation helpers: every failure names the field path.
 struct Reader {
   std::string error;
@@ -215,6 +230,74 @@ PlanItem readItem(Reader& r, const json& j, const std::string& path, const Kerne
 
 bool near(double a, double b) { return std::fabs(a - b) <= 1e-6 * std::max(std::fabs(a), std::fabs(b)) + 1e-9; }
 
+// The "drift" object. Statistics come from the raw samples, and the verdict
+// (max_change, unstable) from the checks: a file cannot call itself stable
+// when its own checks moved past the threshold.
+Result<DriftReport> readDrift(const json& d, const Plan& plan) {
+  Reader r;
+  const std::string reference = r.str(d, "drift", "reference");
+  const std::string clock = r.str(d, "drift", "clock");
+  const double threshold = r.num(d, "drift", "threshold");
+  const std::string error = r.str(d, "drift", "error", false);
+  const double stored_max_change = r.num(d, "drift", "max_change");
+  const json* unstable = r.field(d, "drift", "unstable");
+  const json* checks_json = r.field(d, "drift", "checks");
+  if (r.failed()) return makeError(r.error);
+  if (!plan.drift_check) return makeError("drift: present, but plan.drift_check is false");
+  if (clock != "gpu_timestamp" && clock != "wall")
+    return makeError("drift.clock: expected \"gpu_timestamp\" or \"wall\", not '" + clock + "'");
+  if (!(std::isfinite(threshold) && threshold >= 0))
+    return makeError("drift.threshold: expected a non-negative number");
+  if (!near(threshold, plan.drift_threshold))
+    return makeError("drift.threshold: " + std::to_string(threshold) + " is not plan.drift_threshold (" +
+                     std::to_string(plan.drift_threshold) + ")");
+  if (!unstable->is_boolean()) return makeError("drift.unstable: expected true or false");
+  if (!checks_json->is_array()) return makeError("drift.checks: expected an array");
+
+  std::vector<DriftCheck> checks;
+  for (size_t i = 0; i < checks_json->size(); ++i) {
+    const std::string path = "drift.checks[" + std::to_string(i) + "]";
+    const json& cj = (*checks_json)[i];
+    DriftCheck c;
+    c.when = r.str(cj, path, "when");
+    c.after_points = r.uint(cj, path, "after_points");
+    const double median = r.num(cj, path, "median_ns");
+    const json* samples = r.field(cj, path, "samples_ns");
+    if (r.failed()) return makeError(r.error);
+    if (!isDriftWhen(c.when)) return makeError(path + ".when: expected start, between or end, not '" + c.when + "'");
+    if (c.after_points > plan.items.size())
+      return makeError(path + ".after_points: " + std::to_string(c.after_points) + " is more than the plan's " +
+                       std::to_string(plan.items.size()) + " points");
+    if (!checks.empty() && c.after_points < checks.back().after_points)
+      return makeError(path + ".after_points: the checks are out of order");
+    if (!samples->is_array() || samples->empty())
+      return makeError(path + ".samples_ns: expected a non-empty array of numbers");
+    for (size_t k = 0; k < samples->size(); ++k) {
+      const json& x = (*samples)[k];
+      if (!x.is_number() || !std::isfinite(x.get<double>()) || x.get<double>() < 0)
+        return makeError(path + ".samples_ns[" + std::to_string(k) + "]: expected a non-negative number");
+      c.samples_ns.push_back(x.get<double>());
+    }
+    c.stats = computeStats(c.samples_ns);
+    if (!(c.stats.median > 0)) return makeError(path + ".samples_ns: a check must have a positive median");
+    if (!near(median, c.stats.median))
+      return makeError(path + ".median_ns: " + std::to_string(median) + " does not match the median of samples_ns (" +
+                       std::to_string(c.stats.median) + ")");
+    checks.push_back(std::move(c));
+  }
+
+  DriftReport report = evaluateDrift(reference, std::move(checks), threshold);
+  report.clock = clock;
+  report.error = error;
+  if (unstable->get<bool>() != report.unstable)
+    return makeError(std::string("drift.unstable: the file says ") + (report.unstable ? "false" : "true") +
+                     ", but its checks say " + report.summary());
+  if (!near(stored_max_change, report.max_change))
+    return makeError("drift.max_change: " + std::to_string(stored_max_change) + " does not match the checks (" +
+                     std::to_string(report.max_change) + ")");
+  return report;
+}
+
 }  // namespace
 
 std::string sessionToJson(const Session& s) {
@@ -240,10 +323,17 @@ std::string sessionToJson(const Session& s) {
                      {"params", paramsToJson(it.params, !k || k->uses_workgroup)},
                      {"size", sizeToJson(it.size)}});
   }
-  j["plan"] = {{"reps", s.plan.reps},           {"warmup", s.plan.warmup},
-               {"warmup_ms", s.plan.warmup_ms}, {"target_ci", s.plan.target_ci},
-               {"max_reps", s.plan.max_reps},   {"budget_ms", s.plan.budget_ms},
-               {"seed", s.plan.seed},           {"items", items}};
+  j["plan"] = {{"reps", s.plan.reps},
+               {"warmup", s.plan.warmup},
+               {"warmup_ms", s.plan.warmup_ms},
+               {"target_ci", s.plan.target_ci},
+               {"max_reps", s.plan.max_reps},
+               {"budget_ms", s.plan.budget_ms},
+               {"seed", s.plan.seed},
+               {"drift_check", s.plan.drift_check},
+               {"drift_threshold", s.plan.drift_threshold},
+               {"drift_interval_ms", s.plan.drift_interval_ms},
+               {"items", items}};
   j["plan"]["rotate_inputs"] = s.plan.rotate_inputs;
   j["plan"]["cache_bytes"] = s.plan.cache_bytes;
   json points = json::array();
@@ -288,6 +378,7 @@ std::string sessionToJson(const Session& s) {
     points.push_back(std::move(p));
   }
   j["points"] = std::move(points);
+  if (s.drift) j["drift"] = driftToJson(*s.drift);
   j["notes"] = s.notes;
   // Driver strings and error texts are not guaranteed UTF-8: replace, never throw.
   return j.dump(1, ' ', false, json::error_handler_t::replace);
@@ -420,6 +511,18 @@ Result<Session> sessionFromJson(const std::string& text) {
   // Sessions from before input rotation did not rotate.
   s.plan.rotate_inputs = r.boolean(*plan, "plan", "rotate_inputs");
   if (plan->contains("cache_bytes")) s.plan.cache_bytes = r.uint(*plan, "plan", "cache_bytes", false);
+  // Files from before drift detection were not checked.
+  s.plan.drift_check = r.boolean(*plan, "plan", "drift_check");
+  if (plan->contains("drift_threshold")) {
+    s.plan.drift_threshold = r.num(*plan, "plan", "drift_threshold");
+    if (!r.failed() && !(std::isfinite(s.plan.drift_threshold) && s.plan.drift_threshold >= 0))
+      r.fail("plan.drift_threshold", "expected a non-negative number (a fraction: 0.03 is 3%)");
+  }
+  if (plan->contains("drift_interval_ms")) {
+    const uint64_t interval = r.uint(*plan, "plan", "drift_interval_ms");
+    if (!r.failed() && interval > 0xFFFFFFFFull) r.fail("plan.drift_interval_ms", "too large");
+    s.plan.drift_interval_ms = static_cast<uint32_t>(interval);
+  }
   if (const json* items = r.field(*plan, "plan", "items")) {
     if (!items->is_array())
       r.fail("plan.items", "expected an array");
@@ -539,6 +642,11 @@ Result<Session> sessionFromJson(const std::string& text) {
           std::isfinite(m.verification.max_error) && m.verification.max_error <= m.verification.tolerance))
       return makeError(path + ".verification: status ok but an error exceeds the tolerance");
     s.points.push_back(std::move(m));
+  }
+  if (const json* d = r.field(j, "", "drift", false); d && !d->is_null()) {
+    auto drift = readDrift(*d, s.plan);
+    if (!drift) return drift.error();
+    s.drift = std::move(*drift);
   }
   if (const json* n = r.field(j, "", "notes", false); n && n->is_string()) s.notes = n->get<std::string>();
   return s;

@@ -28,6 +28,10 @@ struct Session {
   std::map<std::string, std::string> environment;
   Plan plan;
   std::vector<Measurement> points;
+  // The drift checks of the sweep; absent when it was not checked (older files,
+  // plan.drift_check off). On load, max_change and unstable are recomputed
+  // from the stored checks, and a file that disagrees with them is refused.
+  std::optional<DriftReport> drift;
   std::string notes;
 };
 
