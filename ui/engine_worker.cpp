@@ -10,6 +10,7 @@ void registerMetaTypes() {
   qRegisterMetaType<ks::cpu::HostInfo>();
   qRegisterMetaType<ks::DevicePeaks>();
   qRegisterMetaType<ks::PeakResult>();
+  qRegisterMetaType<ks::DriftReport>();
 }
 
 EngineWorker::EngineWorker() { registerMetaTypes(); }
@@ -61,6 +62,7 @@ void EngineWorker::run(const ks::Plan& plan) {
   ks::RunCallbacks cb;
   cb.point = [this](const ks::Measurement& m) { emit pointFinished(m); };
   cb.progress = [this](size_t done, size_t total) { emit progress(int(done), int(total)); };
+  cb.drift = [this](const ks::DriftReport& d) { emit driftChecked(d); };
   try {
     runner.run(plan, cb, cancel_);
   } catch (const std::exception& e) {

@@ -36,6 +36,7 @@ class EngineWorker : public QObject {
   void pointFinished(const ks::Measurement& m);
   void progress(int done, int total);
   void runFinished(bool cancelled);
+  void driftChecked(const ks::DriftReport& drift);  // after each reference run of a sweep
   void peakMeasured(const ks::PeakResult& result);  // each as it lands
   void peaksFinished(const ks::DevicePeaks& peaks);
   void peaksFailed(const QString& message);    // translated; cancelled included

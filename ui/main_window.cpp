@@ -70,6 +70,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     peaksLabel_->setText(tr("Measuring peaks… %1 done").arg(QString::fromStdString(r.title)));
   });
   connect(worker_, &EngineWorker::peaksFinished, this, &MainWindow::onPeaksFinished);
+  connect(worker_, &EngineWorker::driftChecked, this, [this](const ks::DriftReport& d) {
+    if (!running_) return;
+    const bool was_unstable = session_.drift && session_.drift->unstable;
+    session_.drift = d;
+    if (d.unstable && !was_unstable) log(QString::fromStdString(ks::formatDriftLine(d)));
+    showDrift();
+  });
   connect(worker_, &EngineWorker::peaksFailed, this, &MainWindow::onPeaksFailed);
   connect(worker_, &EngineWorker::devicesReady, this, &MainWindow::onDevicesReady);
   connect(worker_, &EngineWorker::deviceOpened, this, &MainWindow::onDeviceOpened);
@@ -265,9 +272,23 @@ void MainWindow::buildUi() {
   log_->setMaximumBlockCount(20000);
   tabs_->addTab(log_, tr("Log"));
 
+  // A run whose reference kernel drifted says so above everything it measured.
+  driftBanner_ = new QLabel;
+  driftBanner_->setObjectName("driftBanner");
+  driftBanner_->setWordWrap(true);
+  driftBanner_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  driftBanner_->setStyleSheet(
+      "QLabel { background: #fdecea; color: #8e1b1b; border: 1px solid #e0a0a0; padding: 6px; font-weight: bold; }");
+  driftBanner_->hide();
+  auto* right = new QWidget;
+  auto* rightLayout = new QVBoxLayout(right);
+  rightLayout->setContentsMargins(0, 0, 0, 0);
+  rightLayout->addWidget(driftBanner_);
+  rightLayout->addWidget(tabs_, 1);
+
   splitter_ = new QSplitter;
   splitter_->addWidget(left);
-  splitter_->addWidget(tabs_);
+  splitter_->addWidget(right);
   splitter_->setStretchFactor(0, 0);
   splitter_->setStretchFactor(1, 1);
   splitter_->setSizes({400, 880});
@@ -488,6 +509,7 @@ void MainWindow::startRun() {
   session_.plan = *plan;
   if (const ks::DevicePeaks* p = devicePeaks()) session_.peaks = *p;
   applyPeaks();
+  showDrift();
   path_.clear();
   model_->clear();
   for (auto* c : charts()) c->clear();
@@ -589,6 +611,8 @@ void MainWindow::onRunFinished(bool cancelled) {
   eta_->setText(summary);
   statusBar()->showMessage(summary, 10000);
   log(summary);
+  if (session_.drift) log(QString::fromStdString(ks::formatDriftLine(*session_.drift)));
+  showDrift();
   updateRunState();
   emit runFinished(cancelled);
   if (closePending_) close();
@@ -637,6 +661,19 @@ const ks::DevicePeaks* MainWindow::devicePeaks() const {
   return nullptr;
 }
 
+void MainWindow::showDrift() {
+  const auto& d = session_.drift;
+  if (d && d->unstable) {
+    driftBanner_->setText(tr("⚠ Unstable measurements: %1. The device's speed changed during the sweep "
+                             "(clocks, heat or other load); rankings of close results may not hold.")
+                              .arg(QString::fromStdString(d->summary()).toHtmlEscaped()));
+    driftBanner_->setToolTip(QString::fromStdString(d->reference));
+    driftBanner_->show();
+  } else {
+    driftBanner_->hide();
+  }
+}
+
 void MainWindow::applyPeaks() {
   model_->setPeaks(session_.peaks);
   updateDevicePanel();
@@ -678,6 +715,7 @@ void MainWindow::newSession() {
   path_.clear();
   model_->clear();
   applyPeaks();
+  showDrift();
   for (auto* c : charts()) c->clear();
   refreshBaselines();
   progress_->setValue(0);
@@ -712,6 +750,7 @@ bool MainWindow::openSession(const QString& path) {
   path_ = QFileInfo(path).absoluteFilePath();
   model_->setMeasurements(session_.points);
   applyPeaks();
+  showDrift();
   table_->resizeColumnsToContents();
   for (auto* c : charts()) c->setMeasurements(session_.points);
   refreshBaselines();

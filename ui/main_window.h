@@ -59,6 +59,7 @@ class MainWindow : public QMainWindow {
   QPushButton* stopButton() const { return stopButton_; }
   QPushButton* peaksButton() const { return peaksButton_; }
   QLabel* peaksLabel() const { return peaksLabel_; }
+  QLabel* driftBanner() const { return driftBanner_; }
   ResultsModel* resultsModel() const { return model_; }
   QTableView* resultsView() const { return table_; }
   ChartPanel* chartPanel(ChartKind kind) const { return kind == ChartKind::Gflops ? gflopsChart_ : timeChart_; }
@@ -114,7 +115,9 @@ class MainWindow : public QMainWindow {
   void onEngineError(const QString& message);
   void onPeaksFinished(const ks::DevicePeaks& peaks);
   void onPeaksFailed(const QString& message);
-  void applyPeaks();                           // the session's peaks to the table, the roofline and the device panel
+  void applyPeaks();
+  void showDrift();  // the session's drift verdict in the banner (hidden when stable or unchecked) // the session's
+                     // peaks to the table, the roofline and the device panel
   const ks::DevicePeaks* devicePeaks() const;  // of the open device, if measured or loaded
   void refreshKernelTree();
   void updateRunState();
@@ -140,6 +143,7 @@ class MainWindow : public QMainWindow {
   QPushButton* stopButton_ = nullptr;
   QPushButton* peaksButton_ = nullptr;
   QLabel* peaksLabel_ = nullptr;
+  QLabel* driftBanner_ = nullptr;
   QSplitter* splitter_ = nullptr;
   QTabWidget* tabs_ = nullptr;
   ChartPanel* gflopsChart_ = nullptr;

@@ -16,6 +16,7 @@ Q_DECLARE_METATYPE(std::vector<ks::vk::DeviceInfo>)
 Q_DECLARE_METATYPE(ks::cpu::HostInfo)
 Q_DECLARE_METATYPE(ks::DevicePeaks)
 Q_DECLARE_METATYPE(ks::PeakResult)
+Q_DECLARE_METATYPE(ks::DriftReport)
 
 namespace ks::ui {
 void registerMetaTypes();

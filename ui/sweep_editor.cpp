@@ -83,6 +83,17 @@ SweepEditor::SweepEditor(QWidget* parent) : QWidget(parent) {
       tr("Bandwidth kernels (gemv, dot) rotate among copies of their inputs so that this much data is touched "
          "between two uses of one copy: small sizes then measure memory, not the cache. Off: no rotation, and "
          "points whose data fits in 256 MiB are marked as cache-resident."));
+  drift_ = new QDoubleSpinBox;
+  drift_->setObjectName("driftThreshold");
+  drift_->setRange(0, 50);
+  drift_->setDecimals(1);
+  drift_->setSingleStep(0.5);
+  drift_->setValue(3);
+  drift_->setSuffix(" %");
+  drift_->setSpecialValueText(tr("off"));
+  drift_->setToolTip(
+      tr("A short reference kernel runs at the start, between kernels and at the end; if its time moves by more "
+         "than this, the sweep is marked unstable"));
   sizesError_ = errorLabel();
   shapesError_ = errorLabel();
   paramsError_ = errorLabel();
@@ -125,12 +136,14 @@ SweepEditor::SweepEditor(QWidget* parent) : QWidget(parent) {
   ciRow->addWidget(maxReps_);
   form->addRow(tr("Until CI within"), ciRow);
   form->addRow(tr("Rotate inputs over"), cache_);
+  form->addRow(tr("Drift alarm at"), drift_);
   form->addRow(summary_);
 
   for (QLineEdit* e : {sizes_, shapes_, params_}) connect(e, &QLineEdit::textChanged, this, &SweepEditor::revalidate);
   for (QSpinBox* s : {reps_, warmup_, budget_, maxReps_, cache_})
     connect(s, &QSpinBox::valueChanged, this, &SweepEditor::revalidate);
   connect(targetCi_, &QDoubleSpinBox::valueChanged, this, &SweepEditor::revalidate);
+  connect(drift_, &QDoubleSpinBox::valueChanged, this, &SweepEditor::revalidate);
   revalidate();
 }
 
@@ -281,6 +294,8 @@ void SweepEditor::revalidate() {
       plan.max_reps = uint32_t(maxReps_->value());
       plan.rotate_inputs = cache_->value() > 0;
       if (plan.rotate_inputs) plan.cache_bytes = uint64_t(cache_->value()) << 20;
+      plan.drift_check = drift_->value() > 0;
+      if (plan.drift_check) plan.drift_threshold = drift_->value() / 100.0;
       plan_ = plan;
     }
   }

@@ -41,6 +41,7 @@ class SweepEditor : public QWidget {
   QSpinBox* budgetBox() const { return budget_; }
   QSpinBox* maxRepsBox() const { return maxReps_; }
   QSpinBox* cacheBox() const { return cache_; }
+  QDoubleSpinBox* driftBox() const { return drift_; }
 
  signals:
   void changed();  // any entry or its validity changed
@@ -58,6 +59,7 @@ class SweepEditor : public QWidget {
   QSpinBox* budget_;          // ... per-point time budget, ms
   QSpinBox* maxReps_;         // ... and sample cap
   QSpinBox* cache_;           // MiB touched between reuses of a bandwidth kernel's inputs; 0 = no rotation
+  QDoubleSpinBox* drift_;     // % change of the reference kernel that marks the sweep unstable; 0 = no check
   QLabel* sizesError_;
   QLabel* shapesError_;
   QLabel* paramsError_;

@@ -202,6 +202,48 @@ class TestMainWindow : public QObject {
     }
   }
 
+  void driftIsCheckedAndAnUnstableSessionShowsTheBanner() {
+    auto w = makeWindow();
+    w->setKernelChecked("dot.two_pass_shared", true);
+    w->setKernelChecked("cpu.dot.naive", true);
+    setSweep(*w, "4096,8192");
+    w->sweepEditor()->driftBox()->setValue(50);  // lavapipe on a busy machine drifts; 50% never fires here
+    QSignalSpy finished(w.get(), &MainWindow::runFinished);
+    QTest::mouseClick(w->runButton(), Qt::LeftButton);
+    QVERIFY(finished.wait(120000));
+    QVERIFY(w->session().drift);
+    const ks::DriftReport& d = *w->session().drift;
+    QCOMPARE(d.threshold, 0.5);
+    QVERIFY(d.checks.size() >= 2);
+    QCOMPARE(QString::fromStdString(d.checks.front().when), QString("start"));
+    QCOMPARE(QString::fromStdString(d.checks.back().when), QString("end"));
+    QVERIFY(!w->driftBanner()->isVisible());
+
+    // The same session with its last check 80% slower: the file says unstable, the banner shows it.
+    ks::Session s = w->session();
+    auto checks = s.drift->checks;
+    for (double& ns : checks.back().samples_ns) ns = checks.front().stats.median * 1.8;
+    checks.back().stats = ks::computeStats(checks.back().samples_ns);
+    s.drift = ks::evaluateDrift(s.drift->reference, checks, 0.5);
+    s.drift->clock = d.clock;
+    QVERIFY(s.drift->unstable);
+    const QString path = dir_.filePath("unstable.json");
+    QVERIFY(ks::saveSession(s, path.toStdString()));
+    QVERIFY2(w->openSession(path), qPrintable(w->lastError()));
+    QVERIFY(w->driftBanner()->isVisible());
+    QVERIFY2(w->driftBanner()->text().contains("UNSTABLE"), qPrintable(w->driftBanner()->text()));
+    QVERIFY2(w->driftBanner()->text().contains("+80.0%"), qPrintable(w->driftBanner()->text()));
+    w->newSession();
+    QVERIFY(!w->driftBanner()->isVisible());
+
+    // Off in the editor: no checks, no report.
+    w->sweepEditor()->driftBox()->setValue(0);
+    QTest::mouseClick(w->runButton(), Qt::LeftButton);
+    QVERIFY(finished.wait(120000));
+    QVERIFY(!w->session().plan.drift_check);
+    QVERIFY(!w->session().drift);
+  }
+
   void stopWhileMeasuringPeaks() {
     auto w = makeWindow();
     QSignalSpy done(w.get(), &MainWindow::peaksDone);
