@@ -93,6 +93,9 @@ struct Model {
   std::vector<SeriesData> series;  // in legend order
   std::vector<FailedPoint> failed;
   bool failed_visible = true;
+  // A baseline session's series, drawn dashed in the colour of the current
+  // series of the same name (only those that have one); not in RelativeTime.
+  std::vector<SeriesData> overlay;
 };
 
 // The Qt objects of one rendering of a Model: the live chart, or a copy for export.
@@ -107,6 +110,7 @@ struct Parts {
     std::vector<QLineSeries*> bars;  // one error bar (the median's 95% CI) per point
   };
   std::vector<Line> lines;  // parallel to Model::series
+  std::vector<QLineSeries*> overlays;
   QScatterSeries* failed = nullptr;
   QLineSeries* reference = nullptr;  // RelativeTime: the dashed line at 1, not in the legend
   double y_failed = 0;               // where failed points sit: just above the bottom of the y axis
@@ -144,7 +148,7 @@ double kernelFlops(const ks::Measurement& m) {
 
 // Series i in the current metric. Points a metric cannot show are left out: no GB/s recorded, no
 // baseline point at that size, or a value <= 0 on a log axis.
-std::vector<Point> plotted(const Model& model, size_t i) {
+std::vector<Point> plotted(const Model& model, const SeriesData& series) {
   const SeriesData* base = nullptr;
   if (model.metric == Metric::RelativeTime) {
     const int b = baselineIndex(model);
@@ -153,7 +157,7 @@ std::vector<Point> plotted(const Model& model, size_t i) {
   }
   const bool log = yIsLog(model);
   std::vector<Point> out;
-  for (const Sample& s : model.series[i].samples) {
+  for (const Sample& s : series.samples) {
     const ks::Measurement& m = s.m;
     const ks::Stats& st = m.stats;
     Point p;
@@ -212,6 +216,8 @@ std::vector<Point> plotted(const Model& model, size_t i) {
   }
   return out;
 }
+
+std::vector<Point> plotted(const Model& model, size_t i) { return plotted(model, model.series[i]); }
 
 // How many of m, n, k are not 1: 1 for a dot product, 2 for a GEMV, 3 for a GEMM.
 int sizeDims(const ks::ProblemSize& s) { return int(s.m != 1) + int(s.n != 1) + int(s.k != 1); }
@@ -541,6 +547,16 @@ void applyRanges(Parts& p, const Model& model) {
       y_max = std::max({y_max, pt.hi, pt.y});
     }
   }
+  if (model.metric != Metric::RelativeTime)  // a baseline drawn beside a visible series stays in view
+    for (const SeriesData& o : model.overlay)
+      for (const SeriesData& sd : model.series)
+        if (sd.visible && o.name == sd.name + ChartPanel::overlaySuffix())
+          for (const auto& pt : plotted(model, o)) {
+            x_min = std::min(x_min, pt.x);
+            x_max = std::max(x_max, pt.x);
+            y_min = std::min(y_min, pt.y);
+            y_max = std::max(y_max, pt.y);
+          }
   if (failed && (!any_visible || model.failed_visible))
     for (const auto& f : model.failed) {
       x_min = std::min(x_min, f.x);
@@ -660,6 +676,9 @@ void applyVisibility(Parts& p, const Model& model) {
     }
     for (QLegendMarker* mk : p.chart->legend()->markers(p.lines[i].line)) styleMarker(mk, model.series[i].color, v);
   }
+  for (QLineSeries* o : p.overlays)
+    for (size_t i = 0; i < model.series.size(); ++i)
+      if (o->name() == model.series[i].name + ChartPanel::overlaySuffix()) o->setVisible(model.series[i].visible);
   if (p.reference) hideMarkers(p, p.reference);
   if (p.failed) {
     p.failed->setVisible(model.failed_visible);
@@ -675,6 +694,24 @@ void populate(Parts& p, const Model& model, const QImage& failed_marker) {
     addLine(p, model.series[i]);
     updateLine(p, i, model);
   }
+  if (model.metric != Metric::RelativeTime)
+    for (const SeriesData& o : model.overlay) {
+      const auto match = std::find_if(model.series.begin(), model.series.end(), [&](const SeriesData& sd) {
+        return o.name == sd.name + ChartPanel::overlaySuffix();
+      });
+      if (match == model.series.end()) continue;
+      auto* line = new QLineSeries;
+      line->setName(o.name);
+      p.chart->addSeries(line);
+      attach(p, line);
+      line->setPen(QPen(match->color, 1.6, Qt::DashLine, Qt::FlatCap, Qt::RoundJoin));
+      line->setPointsVisible(true);
+      line->setMarkerSize(3);
+      QList<QPointF> pts;
+      for (const auto& pt : plotted(model, o)) pts.append(QPointF(pt.x, pt.y));
+      line->replace(pts);
+      p.overlays.push_back(line);
+    }
   if (!model.failed.empty()) ensureFailedSeries(p, failed_marker, true);
   applyRanges(p, model);
   updateFailed(p, model);
@@ -971,6 +1008,13 @@ void ChartPanel::addMeasurement(const ks::Measurement& m) {
     sd.color = kPalette[i % kPaletteSize];
     sd.style = kStyles[(i / kPaletteSize) % 4];
     model.series.push_back(sd);
+    const bool has_overlay = std::any_of(model.overlay.begin(), model.overlay.end(),
+                                         [&](const SeriesData& o) { return o.name == name + overlaySuffix(); });
+    if (has_overlay) {  // its baseline appears with it: build the chart again (new series are rare)
+      model.series[i].samples.push_back(Sample{x, m});
+      d_->rebuild();
+      return;
+    }
     addLine(live, model.series[i]);
     d_->connectSeries(i);
     if (live.failed) {  // keep "failed / unverified" last in the legend
@@ -1002,6 +1046,44 @@ void ChartPanel::resizeEvent(QResizeEvent* event) {
   placeLegend(d_->live, d_->view->width());
 }
 
+QString ChartPanel::overlaySuffix() { return QStringLiteral(" (baseline)"); }
+
+void ChartPanel::setOverlay(const std::vector<ks::Measurement>& baseline) {
+  Model& model = d_->model;
+  model.overlay.clear();
+  for (const auto& m : baseline) {
+    if (!m.trustworthy()) continue;  // a failed baseline point is no reference
+    const double x = sizeAxisValue(m.item.size);
+    if (!(x > 0)) continue;
+    const QString name = seriesName(m.item) + overlaySuffix();
+    auto it =
+        std::find_if(model.overlay.begin(), model.overlay.end(), [&](const SeriesData& sd) { return sd.name == name; });
+    if (it == model.overlay.end()) {
+      model.overlay.push_back({});
+      it = model.overlay.end() - 1;
+      it->name = name;
+      it->style = Qt::DashLine;
+    }
+    auto& samples = it->samples;
+    samples.insert(
+        std::upper_bound(samples.begin(), samples.end(), x, [](double v, const Sample& smp) { return v < smp.x; }),
+        Sample{x, m});
+  }
+  d_->rebuild();
+}
+
+void ChartPanel::clearOverlay() {
+  if (d_->model.overlay.empty()) return;
+  d_->model.overlay.clear();
+  d_->rebuild();
+}
+
+QStringList ChartPanel::overlayNames() const {
+  QStringList names;
+  for (const QLineSeries* o : d_->live.overlays) names << o->name();
+  return names;
+}
+
 void ChartPanel::setMeasurements(const std::vector<ks::Measurement>& ms) {
   clear();
   for (const auto& m : ms) addMeasurement(m);
@@ -1025,6 +1107,8 @@ QList<QPointF> ChartPanel::seriesPoints(const QString& name) const {
   if (live.failed && name == failedSeriesName()) return live.failed->points();
   for (const auto& l : live.lines)
     if (l.line->name() == name) return l.line->points();
+  for (const QLineSeries* o : live.overlays)
+    if (o->name() == name) return o->points();
   return {};
 }
 

@@ -62,6 +62,13 @@ class ChartPanel : public QWidget {
   // Kept across clear() / setMeasurements(), like the metric and log y.
   void setBaseline(const QString& seriesName);
   QString baseline() const;
+  // A baseline session's points: each series the current data also has is drawn again, dashed,
+  // in the same colour, named "<series> (baseline)" (not in RelativeTime). Kept across clear().
+  void setOverlay(const std::vector<ks::Measurement>& baseline);
+  void clearOverlay();
+  QStringList overlayNames() const;  // the baseline series drawn now
+  static QString overlaySuffix();    // " (baseline)"
+
   // The chart of the current metric: a new QChart after setMetric/setLogY/setBaseline/clear.
   QChart* chart() const;
   QChartView* view() const;

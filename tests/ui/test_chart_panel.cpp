@@ -221,6 +221,45 @@ class TestChartPanel : public QObject {
   Q_OBJECT
 
  private slots:
+  void baselineOverlayIsDashedAndMatchesSeries() {
+    ChartPanel panel(Metric::Gflops);
+    const auto current = sessionData();
+    std::vector<ks::Measurement> baseline;
+    for (uint64_t n : {256, 512, 1024})  // the GPU kernel was half as fast before
+      baseline.push_back(point("gemm.block_tiling", gpuParams(), square(n), 2 * flops(square(n)) / 1000));
+    baseline.push_back(point("gemm.naive", gpuParams(), square(256), 1e6));  // not in the current data
+    panel.setMeasurements(current);
+    panel.setOverlay(baseline);
+    QVERIFY(showPanel(panel));
+    const QString over = kGpu + ChartPanel::overlaySuffix();
+    QCOMPARE(panel.overlayNames(), QStringList{over});
+    const auto pts = panel.seriesPoints(over);
+    QCOMPARE(pts.size(), 3);
+    for (const QPointF& p : pts) QVERIFY(near(p.y(), 500, 1e-9));  // 2 flops / (4 flops / 1000 ns) GFLOPS
+    QLineSeries* line = nullptr;
+    QLineSeries* cur = nullptr;
+    for (QAbstractSeries* sr : panel.chart()->series()) {
+      if (sr->name() == over) line = qobject_cast<QLineSeries*>(sr);
+      if (sr->name() == kGpu) cur = qobject_cast<QLineSeries*>(sr);
+    }
+    QVERIFY(line && cur);
+    QCOMPARE(line->pen().style(), Qt::DashLine);
+    QCOMPARE(line->pen().color(), cur->pen().color());
+    // Kept across a clear and a live run: the baseline comes back with its series.
+    panel.clear();
+    QVERIFY(panel.overlayNames().isEmpty());
+    panel.addMeasurement(current[0]);
+    QCOMPARE(panel.overlayNames(), QStringList{over});
+    QCOMPARE(panel.seriesPoints(kGpu).size(), 1);
+    // Relative time compares within a session: no overlay there.
+    panel.setMetric(Metric::RelativeTime);
+    QVERIFY(panel.overlayNames().isEmpty());
+    panel.setMetric(Metric::Time);
+    QCOMPARE(panel.overlayNames(), QStringList{over});
+    panel.clearOverlay();
+    QVERIFY(panel.overlayNames().isEmpty());
+  }
+
   void errorBarsShowTheMediansConfidenceInterval() {
     ChartPanel panel(Metric::Gflops);
     // 30 samples: the median's 95% CI is a pair of order statistics, narrower than min..max.
