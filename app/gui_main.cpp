@@ -9,6 +9,7 @@
 #include "engine/session/session.h"
 #include "ui/chart_panel.h"
 #include "ui/main_window.h"
+#include "ui/roofline_chart.h"
 
 namespace {
 
@@ -28,8 +29,8 @@ int exportCharts(const QCommandLineParser& args) {
                                                      {"gbps", ks::ui::Metric::Gbps},
                                                      {"time", ks::ui::Metric::Time},
                                                      {"relative", ks::ui::Metric::RelativeTime}};
-  if (!metrics.count(which)) {
-    std::fprintf(stderr, "kernelscope: error: --chart must be gflops, gbps, time or relative, not '%s'\n",
+  if (!metrics.count(which) && which != "roofline") {
+    std::fprintf(stderr, "kernelscope: error: --chart must be gflops, gbps, time, relative or roofline, not '%s'\n",
                  qPrintable(which));
     return 2;
   }
@@ -46,6 +47,23 @@ int exportCharts(const QCommandLineParser& args) {
   if (!okScale || scale < 1 || scale > 4) {
     std::fprintf(stderr, "kernelscope: error: --scale must be between 1 and 4\n");
     return 2;
+  }
+  if (which == "roofline") {  // PNG only; the ceilings come from the session's measured peaks
+    if (args.isSet("export-svg")) {
+      std::fprintf(stderr, "kernelscope: error: the roofline exports as PNG only\n");
+      return 2;
+    }
+    ks::ui::RooflineChart roofline;
+    roofline.resize(w, h);
+    roofline.setData(session->points, session->peaks ? &*session->peaks : nullptr);
+    const QString err = roofline.exportPng(args.value("export-png"), QSize(w, h), scale);
+    if (!err.isEmpty()) {
+      std::fprintf(stderr, "kernelscope: error: %s\n", qPrintable(err));
+      return 1;
+    }
+    std::printf("wrote %s (%dx%d at %gx)%s\n", qPrintable(args.value("export-png")), w, h, scale,
+                session->peaks ? "" : "; no measured peaks in the session: points without ceilings");
+    return 0;
   }
   ks::ui::ChartPanel panel(metrics.at(which));
   panel.resize(w, h);
@@ -110,7 +128,7 @@ int main(int argc, char** argv) {
   args.addPositionalArgument("session", "a session file to open");
   args.addOption({"export-png", "Render a chart of the session to a PNG file and exit.", "file"});
   args.addOption({"export-svg", "Render a chart of the session to an SVG file and exit.", "file"});
-  args.addOption({"chart", "Which chart to export: gflops, gbps, time or relative.", "kind", "gflops"});
+  args.addOption({"chart", "Which chart to export: gflops, gbps, time, relative or roofline.", "kind", "gflops"});
   args.addOption({"baseline", "The series the relative chart divides by (default: an OpenBLAS series).", "series"});
   args.addOption({"log-y", "A log y axis (gflops, gbps, relative)."});
   args.addOption({"size", "Exported chart size in logical pixels.", "WxH", "1600x900"});

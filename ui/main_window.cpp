@@ -29,15 +29,20 @@
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTableView>
+#include <QTableWidget>
 #include <QTimer>
 #include <QTreeWidget>
 #include <QVBoxLayout>
 #include <map>
 
+#include "engine/bench/complexity.h"
 #include "engine/bench/report.h"
+#include "engine/bench/roofline.h"
 #include "engine/kernels/registry.h"
+#include "ui/compare_panel.h"
 #include "ui/engine_worker.h"
 #include "ui/results_model.h"
+#include "ui/roofline_chart.h"
 #include "ui/sweep_editor.h"
 
 namespace ks::ui {
@@ -245,6 +250,9 @@ void MainWindow::buildUi() {
   tabs_->addTab(timeChart_, tr("Time (log-log)"));
   tabs_->addTab(withControls(relativeChart_, {new QLabel(tr("relative to:")), baselineBox_, relLogY}),
                 tr("Relative time"));
+  roofline_ = new RooflineChart;
+  roofline_->setObjectName("roofline");
+  tabs_->addTab(roofline_, tr("Roofline"));
   model_ = new ResultsModel(this);
   proxy_ = new QSortFilterProxyModel(this);
   proxy_->setSourceModel(model_);
@@ -266,6 +274,26 @@ void MainWindow::buildUi() {
   connect(copy, &QAction::triggered, this, &MainWindow::copySelectedRows);
   table_->addAction(copy);
   tabs_->addTab(table_, tr("Results"));
+  seriesTable_ = new QTableWidget(0, 6);
+  seriesTable_->setObjectName("seriesTable");
+  seriesTable_->setHorizontalHeaderLabels(
+      {tr("Series"), tr("Points"), tr("Complexity (slope)"), tr("Best GFLOPS"), tr("Best GB/s"), tr("Best % peak")});
+  seriesTable_->horizontalHeaderItem(2)->setToolTip(
+      tr("Least-squares slope of log(median time) against log(size) over the upper half of the series' sizes, "
+         "± its standard error: about 3 for gemm, 2 for gemv, 1 for dot once fixed costs stop dominating"));
+  seriesTable_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  seriesTable_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  seriesTable_->setAlternatingRowColors(true);
+  seriesTable_->verticalHeader()->setVisible(false);
+  seriesTable_->horizontalHeader()->setStretchLastSection(true);
+  tabs_->addTab(seriesTable_, tr("Series"));
+  compare_ = new ComparePanel;
+  compare_->setObjectName("comparePanel");
+  tabs_->addTab(compare_, tr("Compare"));
+  derivedTimer_ = new QTimer(this);
+  derivedTimer_->setSingleShot(true);
+  derivedTimer_->setInterval(250);
+  connect(derivedTimer_, &QTimer::timeout, this, &MainWindow::refreshDerivedViews);
   log_ = new QPlainTextEdit;
   log_->setObjectName("log");
   log_->setReadOnly(true);
@@ -313,6 +341,9 @@ void MainWindow::buildMenus() {
   recentMenu_ = file->addMenu(tr("Open &Recent"));
   file->addAction(tr("&Save"), QKeySequence::Save, this, &MainWindow::save);
   file->addAction(tr("Save &As…"), QKeySequence::SaveAs, this, &MainWindow::saveAs);
+  file->addSeparator();
+  file->addAction(tr("Open &Baseline…"), this, &MainWindow::openBaselineDialog);
+  file->addAction(tr("C&lear Baseline"), this, &MainWindow::clearBaseline);
   file->addSeparator();
   file->addAction(tr("Export Chart as &PNG…"), this, &MainWindow::exportChartPng);
   file->addAction(tr("Export Chart as S&VG…"), this, &MainWindow::exportChartSvg);
@@ -548,6 +579,7 @@ void MainWindow::onPoint(const ks::Measurement& m) {
   if (model_->rowCount() <= 3) table_->resizeColumnsToContents();  // settle widths early, then leave them
   for (auto* c : charts()) c->addMeasurement(m);
   refreshBaselines();
+  derivedTimer_->start();
   log(QString::fromStdString(ks::formatPointLine(m, session_.points.size(), session_.plan.items.size())));
   if (m.error.find('\n') != std::string::npos) log(QString::fromStdString(m.error));
 }
@@ -613,6 +645,8 @@ void MainWindow::onRunFinished(bool cancelled) {
   log(summary);
   if (session_.drift) log(QString::fromStdString(ks::formatDriftLine(*session_.drift)));
   showDrift();
+  derivedTimer_->stop();
+  refreshDerivedViews();
   updateRunState();
   emit runFinished(cancelled);
   if (closePending_) close();
@@ -677,6 +711,94 @@ void MainWindow::showDrift() {
 void MainWindow::applyPeaks() {
   model_->setPeaks(session_.peaks);
   updateDevicePanel();
+  refreshDerivedViews();
+}
+
+void MainWindow::refreshDerivedViews() {
+  roofline_->setData(session_.points, sessionPeaks());
+  compare_->setSessions(baseline_ ? &*baseline_ : nullptr, session_);
+
+  // Per series: complexity and the best of each rate.
+  struct Row {
+    int points = 0;
+    double gflops = 0, gbps = 0, peak = -1;
+  };
+  std::map<std::string, Row> rows;
+  std::vector<std::string> order;
+  for (const auto& m : session_.points) {
+    if (!m.trustworthy()) continue;
+    const std::string key = ks::seriesKey(m.item);
+    if (!rows.count(key)) order.push_back(key);
+    Row& r = rows[key];
+    ++r.points;
+    r.gflops = std::max(r.gflops, m.gflops);
+    r.gbps = std::max(r.gbps, m.gbps);
+    if (const auto* p = sessionPeaks())
+      if (auto f = ks::fractionOfPeak(m, *p)) r.peak = std::max(r.peak, f->fraction);
+  }
+  std::map<std::string, ks::ComplexityFit> fits;
+  for (const auto& f : ks::fitComplexity(session_.points)) fits[f.series] = f;
+  seriesTable_->setSortingEnabled(false);
+  seriesTable_->setRowCount(int(order.size()));
+  auto cell = [](const QString& text, double sort_value, bool right = true) {
+    auto* item = new QTableWidgetItem(text);
+    item->setData(Qt::UserRole, sort_value);
+    if (right) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    return item;
+  };
+  for (size_t i = 0; i < order.size(); ++i) {
+    const Row& r = rows[order[i]];
+    const int row = int(i);
+    seriesTable_->setItem(row, 0, cell(QString::fromStdString(order[i]), 0, false));
+    seriesTable_->setItem(row, 1, cell(QString::number(r.points), r.points));
+    const auto fit = fits.find(order[i]);
+    QString slope = QStringLiteral("–");
+    if (fit != fits.end()) {
+      slope = QString::number(fit->second.slope, 'f', 2);
+      if (fit->second.points > 2) slope += QStringLiteral(" ± ") + QString::number(fit->second.slope_error, 'f', 2);
+      slope += tr("  (%1 sizes)").arg(fit->second.points);
+    }
+    seriesTable_->setItem(row, 2, cell(slope, fit != fits.end() ? fit->second.slope : -1));
+    seriesTable_->setItem(row, 3, cell(QString::number(r.gflops, 'f', 2), r.gflops));
+    seriesTable_->setItem(row, 4, cell(QString::number(r.gbps, 'f', 2), r.gbps));
+    seriesTable_->setItem(
+        row, 5, cell(r.peak >= 0 ? QString::number(100 * r.peak, 'f', 0) + "%" : QStringLiteral("–"), r.peak));
+  }
+  seriesTable_->resizeColumnsToContents();
+}
+
+void MainWindow::openBaselineDialog() {
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open baseline session"), QString(),
+                                                    tr("kernelscope sessions (*.json);;All files (*)"));
+  if (!path.isEmpty()) openBaseline(path);
+}
+
+bool MainWindow::openBaseline(const QString& path) {
+  auto s = ks::loadSession(path.toStdString());
+  if (!s) {
+    showError(tr("Cannot open baseline"), QString::fromStdString(s.error().message));
+    return false;
+  }
+  baseline_ = std::move(s.value());
+  baselinePath_ = QFileInfo(path).absoluteFilePath();
+  for (auto* c : charts()) c->setOverlay(baseline_->points);
+  refreshDerivedViews();
+  log(tr("Baseline: %1 (%2 points from %3)")
+          .arg(baselinePath_)
+          .arg(baseline_->points.size())
+          .arg(QString::fromStdString(baseline_->created)));
+  for (const auto& w : ks::compareSessions(*baseline_, session_).warnings)
+    log(tr("Baseline warning: %1").arg(QString::fromStdString(w)));
+  return true;
+}
+
+void MainWindow::clearBaseline() {
+  if (!baseline_) return;
+  baseline_.reset();
+  baselinePath_.clear();
+  for (auto* c : charts()) c->clearOverlay();
+  refreshDerivedViews();
+  log(tr("Baseline cleared"));
 }
 
 void MainWindow::onEngineError(const QString& message) {
@@ -834,9 +956,11 @@ void MainWindow::exportChartPng() {
   dialog.setWindowTitle(tr("Export chart as PNG"));
   auto* form = new QFormLayout(&dialog);
   auto* chart = new QComboBox;
-  chart->addItems({tabs_->tabText(0) + tr(" vs size"), tr("Time vs size (log-log)"), tr("Relative time")});
+  chart->addItems(
+      {tabs_->tabText(0) + tr(" vs size"), tr("Time vs size (log-log)"), tr("Relative time"), tr("Roofline")});
   const auto all = charts();
-  chart->setCurrentIndex(int(std::find(all.begin(), all.end(), currentChart()) - all.begin()));
+  chart->setCurrentIndex(
+      tabs_->currentWidget() == roofline_ ? 3 : int(std::find(all.begin(), all.end(), currentChart()) - all.begin()));
   auto* width = new QSpinBox;
   width->setRange(200, 8000);
   width->setValue(1600);
@@ -857,8 +981,10 @@ void MainWindow::exportChartPng() {
   if (dialog.exec() != QDialog::Accepted) return;
   const QString path = QFileDialog::getSaveFileName(this, tr("Export PNG"), "chart.png", tr("PNG images (*.png)"));
   if (path.isEmpty()) return;
-  ChartPanel* panel = all[size_t(chart->currentIndex())];
-  const QString err = panel->exportPng(path, QSize(width->value(), height->value()), scale->currentIndex() + 1);
+  const QSize size(width->value(), height->value());
+  const QString err = chart->currentIndex() == 3
+                          ? roofline_->exportPng(path, size, scale->currentIndex() + 1)
+                          : all[size_t(chart->currentIndex())]->exportPng(path, size, scale->currentIndex() + 1);
   if (!err.isEmpty())
     showError(tr("Export failed"), err);
   else
@@ -866,6 +992,10 @@ void MainWindow::exportChartPng() {
 }
 
 void MainWindow::exportChartSvg() {
+  if (tabs_->currentWidget() == roofline_) {
+    showError(tr("Export failed"), tr("The roofline exports as PNG only (File > Export Chart as PNG)."));
+    return;
+  }
   const QString path = QFileDialog::getSaveFileName(this, tr("Export SVG"), "chart.svg", tr("SVG images (*.svg)"));
   if (path.isEmpty()) return;
   const QString err = currentChart()->exportSvg(path, QSize(1600, 900));

@@ -22,14 +22,18 @@ class QSortFilterProxyModel;
 class QSplitter;
 class QTabWidget;
 class QTableView;
+class QTableWidget;
+class QTimer;
 class QTreeWidget;
 class QTreeWidgetItem;
 class QMenu;
 
 namespace ks::ui {
 
+class ComparePanel;
 class EngineWorker;
 class ResultsModel;
+class RooflineChart;
 class SweepEditor;
 
 class MainWindow : public QMainWindow {
@@ -41,6 +45,9 @@ class MainWindow : public QMainWindow {
   // Sessions. Errors are shown to the user and returned; nothing is lost.
   bool openSession(const QString& path);
   bool saveSessionTo(const QString& path);
+  // A second session to compare against (overlaid dashed, ratios in the Compare tab).
+  bool openBaseline(const QString& path);
+  void clearBaseline();
   const ks::Session& session() const { return session_; }
   bool isDirty() const { return dirty_; }
   bool isRunning() const { return running_; }
@@ -67,6 +74,10 @@ class MainWindow : public QMainWindow {
   QComboBox* metricBox() const { return metricBox_; }
   QComboBox* baselineBox() const { return baselineBox_; }
   QTabWidget* tabs() const { return tabs_; }
+  RooflineChart* rooflineChart() const { return roofline_; }
+  ComparePanel* comparePanel() const { return compare_; }
+  QTableWidget* seriesTable() const { return seriesTable_; }
+  const std::optional<ks::Session>& baselineSession() const { return baseline_; }
   QLabel* deviceLabel() const { return deviceLabel_; }
   QProgressBar* progressBar() const { return progress_; }
   QString lastError() const { return lastError_; }
@@ -80,6 +91,7 @@ class MainWindow : public QMainWindow {
   void measurePeaks();
   void newSession();
   void openSessionDialog();
+  void openBaselineDialog();
   bool save();
   bool saveAs();
   void exportChartPng();
@@ -130,6 +142,8 @@ class MainWindow : public QMainWindow {
   ChartPanel* currentChart() const;
   std::vector<ChartPanel*> charts() const { return {gflopsChart_, timeChart_, relativeChart_}; }
   void refreshBaselines();
+  // Everything derived from the whole session: roofline, series table, comparison.
+  void refreshDerivedViews();
   void log(const QString& line);
 
   QThread engineThread_;
@@ -151,6 +165,12 @@ class MainWindow : public QMainWindow {
   ChartPanel* relativeChart_ = nullptr;
   QComboBox* metricBox_ = nullptr;    // GFLOPS / GB/s / time for the first chart
   QComboBox* baselineBox_ = nullptr;  // the series the relative chart divides by
+  RooflineChart* roofline_ = nullptr;
+  QTableWidget* seriesTable_ = nullptr;  // per series: points, complexity slope, best rates
+  ComparePanel* compare_ = nullptr;
+  std::optional<ks::Session> baseline_;
+  QString baselinePath_;
+  QTimer* derivedTimer_ = nullptr;  // coalesces refreshes during a live run
   ResultsModel* model_ = nullptr;
   QSortFilterProxyModel* proxy_ = nullptr;
   QTableView* table_ = nullptr;

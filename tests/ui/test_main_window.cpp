@@ -12,14 +12,18 @@
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QTabWidget>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTreeWidget>
 #include <QtTest>
 
+#include "engine/bench/complexity.h"
 #include "engine/session/session.h"
 #include "ui/chart_panel.h"
+#include "ui/compare_panel.h"
 #include "ui/main_window.h"
 #include "ui/results_model.h"
+#include "ui/roofline_chart.h"
 #include "ui/sweep_editor.h"
 
 using ks::ui::ChartKind;
@@ -244,6 +248,62 @@ class TestMainWindow : public QObject {
     QVERIFY(!w->session().drift);
   }
 
+  void baselineRooflineAndSeriesViews() {
+    auto w = makeWindow();
+    w->setKernelChecked("dot.two_pass_shared", true);
+    w->setKernelChecked("cpu.dot.naive", true);
+    setSweep(*w, "4096,16384,65536");
+    QSignalSpy finished(w.get(), &MainWindow::runFinished);
+    QTest::mouseClick(w->runButton(), Qt::LeftButton);
+    QVERIFY(finished.wait(120000));
+    const QString first = dir_.filePath("baseline.json");
+    QVERIFY(w->saveSessionTo(first));
+
+    // Series: one row per series with its complexity slope; the roofline has the GPU and CPU points.
+    QCOMPARE(w->seriesTable()->rowCount(), 2);
+    for (int r = 0; r < 2; ++r) {
+      QCOMPARE(w->seriesTable()->item(r, 1)->text(), QString("3"));
+      QVERIFY2(w->seriesTable()->item(r, 2)->text().contains("(2 sizes)"),
+               qPrintable(w->seriesTable()->item(r, 2)->text()));
+    }
+    QCOMPARE(w->rooflineChart()->seriesNames().size(), 2);  // no peaks measured: points only
+    QVERIFY(!w->rooflineChart()->noteText().isEmpty());
+    const QString dotSeries = ks::ui::seriesName(w->session().points.front().item);
+    for (const QPointF& p :
+         w->rooflineChart()->seriesPoints(QString::fromStdString(ks::seriesKey(w->session().points.front().item))))
+      QVERIFY2(std::abs(p.x() - 0.25) < 1e-3, "a dot product does 2 FLOP per 8 bytes");
+
+    // The same sweep again, compared against the first: matching series overlaid dashed, ratios in Compare.
+    QTest::mouseClick(w->runButton(), Qt::LeftButton);
+    QVERIFY(finished.wait(120000));
+    QVERIFY(w->openBaseline(first));
+    QVERIFY(w->baselineSession());
+    QCOMPARE(w->chartPanel(ChartKind::Gflops)->overlayNames().size(), 2);
+    QVERIFY(w->chartPanel(ChartKind::Gflops)->overlayNames().contains(dotSeries + ks::ui::ChartPanel::overlaySuffix()));
+    QVERIFY(w->comparePanel()->hasBaseline());
+    QCOMPARE(w->comparePanel()->model()->rowCount(), 6);
+    for (int r = 0; r < 6; ++r) {
+      const QString ratio =
+          w->comparePanel()->model()->index(r, ks::ui::CompareModel::Ratio).data(Qt::DisplayRole).toString();
+      bool ok = false;
+      const double v = ratio.toDouble(&ok);
+      QVERIFY2(ok && v > 0.05 && v < 20, qPrintable(ratio));  // the same kernels on the same machine
+    }
+    QVERIFY2(w->comparePanel()->warningsText().isEmpty(), qPrintable(w->comparePanel()->warningsText()));
+    w->clearBaseline();
+    QVERIFY(w->chartPanel(ChartKind::Gflops)->overlayNames().isEmpty());
+    QVERIFY(!w->comparePanel()->hasBaseline());
+    // A broken baseline is refused with the reason; nothing changes.
+    const QString broken = dir_.filePath("broken-baseline.json");
+    QFile f(broken);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("{\"format\": \"kernelscope-session\"");
+    f.close();
+    QVERIFY(!w->openBaseline(broken));
+    QVERIFY(!w->baselineSession());
+    QVERIFY(w->lastError().contains("not a valid JSON"));
+  }
+
   void stopWhileMeasuringPeaks() {
     auto w = makeWindow();
     QSignalSpy done(w.get(), &MainWindow::peaksDone);
@@ -432,10 +492,10 @@ class TestMainWindow : public QObject {
     const QString session = dir_.filePath("cli.json");
     QProcess cli;
     cli.start(KS_CLI_PATH, {"run", "--kernels", "gemm.naive_coalesced,cpu.gemm.openblas", "--sizes", "16,32,64",
-                            "--reps", "3", "--warmup", "0", "-o", session});
+                            "--reps", "3", "--warmup", "0", "--peaks", "-o", session});
     QVERIFY(cli.waitForFinished(60000));
     QCOMPARE(cli.exitCode(), 0);
-    for (const char* kind : {"gflops", "time"}) {
+    for (const char* kind : {"gflops", "time", "roofline"}) {
       const QString png = dir_.filePath(QString("chart-%1.png").arg(kind));
       QProcess gui;
       auto env = QProcessEnvironment::systemEnvironment();
@@ -455,7 +515,7 @@ class TestMainWindow : public QObject {
     bad.start(KS_GUI_PATH, {"--export-png", dir_.filePath("x.png"), "--chart", "pie", session});
     QVERIFY(bad.waitForFinished(30000));
     QCOMPARE(bad.exitCode(), 2);
-    QVERIFY(bad.readAllStandardError().contains("--chart must be gflops, gbps, time or relative"));
+    QVERIFY(bad.readAllStandardError().contains("--chart must be gflops, gbps, time, relative or roofline"));
   }
 };
 
