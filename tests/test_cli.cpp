@@ -689,3 +689,13 @@ TEST(CliCompare, NeedsExactlyTwoFiles) {
   expectUsageError("compare " + quote(files.baseline.string()), {"compare needs two session files", "got 1"});
   expectUsageError("compare", {"compare needs two session files", "got 0"});
 }
+
+// Linux kills a process that touches more memory than there is instead of
+// failing the allocation: a point that cannot fit is skipped with the reason.
+TEST(CliHostMemory, APointLargerThanHostMemoryIsSkippedNotKilled) {
+  const CliResult r = runCli("run --kernels cpu.gemm.openblas --sizes 200000,16 --reps 2 --no-drift-check");
+  EXPECT_EQ(r.rc, 0) << r.all();
+  EXPECT_NE(r.out.find("skipped: needs about"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GiB of host memory"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2 of 2 points ran: 0 failed, 1 skipped"), std::string::npos) << r.out;
+}

@@ -8,6 +8,7 @@
 #include <optional>
 #include <random>
 
+#include "engine/cpu/cpu_info.h"
 #include "engine/cpu/gemm_cpu.h"
 
 namespace ks {
@@ -169,6 +170,22 @@ Measurement Runner::runPoint(const PlanItem& item, const Plan& plan, const std::
     m.status = PointStatus::Failed;
     m.error = "reps must be at least 1";
     return m;
+  }
+  // The inputs, the output and the double-precision reference live in host
+  // memory for every point; Linux would rather kill the process than fail an
+  // allocation, so refuse what cannot fit.
+  if (kernel->bytes) {
+    const double need = 2.5 * kernel->bytes(m.item.size, item.params);
+    const double avail = double(cpu::availableHostMemory());
+    if (avail > 0 && need > 0.9 * avail) {
+      char buf[200];
+      std::snprintf(buf, sizeof buf,
+                    "needs about %.1f GiB of host memory for its inputs, output and reference; %.1f GiB available",
+                    need / double(1ull << 30), avail / double(1ull << 30));
+      m.status = PointStatus::Skipped;
+      m.error = buf;
+      return m;
+    }
   }
   try {
     PlanItem sized = item;
@@ -364,8 +381,11 @@ Measurement Runner::runCpu(const KernelInfo& kernel, const PlanItem& item, const
   // Input rotation: host copies of every input, at most 4 GiB of them.
   uint64_t input_bytes = 0;
   for (const auto& in : w.inputs) input_bytes += in.size();
-  const InputRotation rotation =
-      inputRotation(kernel.memory_bound, input_bytes, plan, input_bytes ? (4ull << 30) / input_bytes : 1);
+  // At most 4 GiB of copies, and at most a quarter of the memory still available.
+  uint64_t copy_budget = 4ull << 30;
+  if (const uint64_t avail = cpu::availableHostMemory()) copy_budget = std::min<uint64_t>(copy_budget, avail / 4);
+  const InputRotation rotation = inputRotation(kernel.memory_bound, input_bytes, plan,
+                                               input_bytes ? std::max<uint64_t>(1, copy_budget / input_bytes) : 1);
   m.input_sets = rotation.sets;
   m.cache_resident = rotation.cache_resident;
   std::vector<std::vector<std::vector<uint8_t>>> copies(rotation.sets - 1, w.inputs);

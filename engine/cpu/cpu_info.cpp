@@ -54,4 +54,14 @@ std::string openblasCoreWarning(const std::string& core, const std::string& feat
          " for a fair baseline.";
 }
 
+unsigned long long availableHostMemory() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  unsigned long long kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024;
+  return 0;
+}
+
 }  // namespace ks::cpu

@@ -15,6 +15,10 @@ struct HostInfo {
 
 HostInfo hostInfo();
 
+// MemAvailable from /proc/meminfo in bytes: what a point may allocate without
+// swapping or being killed (Linux overcommits); 0 when unknown.
+unsigned long long availableHostMemory();
+
 // The warning for an OpenBLAS core that is generic for a CPU with these
 // features (empty when the core fits), naming the OPENBLAS_CORETYPE to use.
 std::string openblasCoreWarning(const std::string& core, const std::string& features);
