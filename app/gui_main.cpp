@@ -69,6 +69,14 @@ int exportCharts(const QCommandLineParser& args) {
   panel.resize(w, h);
   panel.setLogY(args.isSet("log-y"));
   panel.setMeasurements(session->points);
+  if (args.isSet("compare")) {
+    auto baseline = ks::loadSession(args.value("compare").toStdString());
+    if (!baseline) {
+      std::fprintf(stderr, "kernelscope: error: --compare: %s\n", baseline.error().message.c_str());
+      return 2;
+    }
+    panel.setOverlay(baseline->points);
+  }
   if (which == "relative") {
     const QStringList names = panel.seriesNames();
     QString base = args.value("baseline");
@@ -131,6 +139,8 @@ int main(int argc, char** argv) {
   args.addOption({"chart", "Which chart to export: gflops, gbps, time, relative or roofline.", "kind", "gflops"});
   args.addOption({"baseline", "The series the relative chart divides by (default: an OpenBLAS series).", "series"});
   args.addOption({"log-y", "A log y axis (gflops, gbps, relative)."});
+  args.addOption(
+      {"compare", "A baseline session: its matching series drawn dashed, ratios in the Compare tab.", "file"});
   args.addOption({"size", "Exported chart size in logical pixels.", "WxH", "1600x900"});
   args.addOption({"scale", "Pixel scale of the PNG (2 = twice the pixels, crisp).", "factor", "2"});
   args.process(app);
@@ -140,5 +150,6 @@ int main(int argc, char** argv) {
   ks::ui::MainWindow window;
   window.show();
   if (!args.positionalArguments().isEmpty()) window.openSession(args.positionalArguments().first());
+  if (args.isSet("compare")) window.openBaseline(args.value("compare"));
   return app.exec();
 }

@@ -65,7 +65,7 @@ void setVerticalPolicy(QWidget* w, QSizePolicy::Policy policy) {
   w->setSizePolicy(sp);
 }
 
-constexpr int kMaxColumnWidth = 260;  // a long status is elided; the cell's tooltip has all of it
+constexpr int kMaxColumnWidth = 170;  // a long status is elided; the cell's tooltip has all of it
 
 // Device differences make a ratio meaningless; the others make it less trustworthy.
 bool severe(const std::string& warning) { return warning.rfind("device", 0) == 0; }
@@ -266,6 +266,10 @@ ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent) {
   table_->verticalHeader()->setVisible(false);
   table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 8);
   table_->horizontalHeader()->setStretchLastSection(true);
+  // The verdict first, the two medians (which may be long status texts) after it.
+  int to = CompareModel::Size + 1;
+  for (int col : {CompareModel::Ratio, CompareModel::Speedup, CompareModel::P, CompareModel::Significance})
+    table_->horizontalHeader()->moveSection(table_->horizontalHeader()->visualIndex(col), to++);
 
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(6, 6, 6, 6);

@@ -285,6 +285,7 @@ void MainWindow::buildUi() {
   seriesTable_->setSelectionBehavior(QAbstractItemView::SelectRows);
   seriesTable_->setAlternatingRowColors(true);
   seriesTable_->verticalHeader()->setVisible(false);
+  seriesTable_->verticalHeader()->setDefaultSectionSize(seriesTable_->fontMetrics().height() + 8);
   seriesTable_->horizontalHeader()->setStretchLastSection(true);
   tabs_->addTab(seriesTable_, tr("Series"));
   compare_ = new ComparePanel;
@@ -431,18 +432,33 @@ void MainWindow::updateDevicePanel() {
             "</span>";
   deviceLabel_->setText(html);
 
-  QString peaks;
+  // Two lines here (the kernel list needs the room); every measurement in the tooltip.
+  QString peaks, details;
   if (const ks::DevicePeaks* p = devicePeaks()) {
-    peaks = tr("<b>Measured peaks</b> (%1):").arg(QString::fromStdString(p->measured_at));
+    auto value = [&](const std::string& id) {
+      const ks::PeakResult* r = p->find(id);
+      return r && r->measured() ? QString::fromStdString(ks::formatPeakValue(*r)) : QString();
+    };
+    QStringList parts;
+    if (QString v = value("fp32_fma"); !v.isEmpty()) parts << tr("fp32 %1").arg(v);
+    if (QString v = value("fp16_fma"); !v.isEmpty()) parts << tr("fp16 %1").arg(v);
+    if (const double c = std::max(p->coopmatGflops(32), p->coopmatGflops(16)); c > 0)
+      parts << tr("coopmat %1 TFLOP/s").arg(c / 1000, 0, 'g', 3);
+    if (const double bw = p->bandwidthGbps(); bw > 0)
+      parts << tr("memory %1")
+                   .arg(bw >= 1000 ? QString::number(bw / 1000, 'g', 3) + " TB/s"
+                                   : QString::number(bw, 'g', 3) + " GB/s");
+    if (QString v = value("dispatch"); !v.isEmpty()) parts << tr("dispatch %1").arg(v);
+    peaks = tr("<b>Peaks</b> (%1): %2").arg(QString::fromStdString(p->measured_at), parts.join(" · "));
     for (const auto& r : p->results)
-      peaks += QStringLiteral("<br>%1: %2")
-                   .arg(QString::fromStdString(r.title).toHtmlEscaped(),
-                        r.measured() ? QString::fromStdString(ks::formatPeakValue(r))
-                                     : QStringLiteral("<span style='color:#808080'>%1</span>")
-                                           .arg(QString::fromStdString(r.note).toHtmlEscaped()));
+      details += QStringLiteral("%1: %2\n")
+                     .arg(QString::fromStdString(r.title),
+                          r.measured() ? QString::fromStdString(ks::formatPeakValue(r) + "  (" + r.note + ")")
+                                       : QString::fromStdString(r.note));
   } else if (device_) {
     peaks = tr("Peaks: not measured on this device yet.");
   }
+  peaksLabel_->setToolTip(details.trimmed());
   if (!measuringPeaks_) peaksLabel_->setText(peaks);
 }
 

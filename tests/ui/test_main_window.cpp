@@ -183,8 +183,11 @@ class TestMainWindow : public QObject {
     QVERIFY(done.wait(120000));
     QCOMPARE(done.first().first().toBool(), true);
     const QString text = w->peaksLabel()->text();
-    for (const char* part : {"Measured peaks", "fp32 FMA", "GFLOP/s", "vkCmdCopyBuffer", "GB/s", "empty dispatch"})
+    for (const char* part : {"Peaks", "fp32 ", "GFLOP/s", "memory ", "GB/s", "dispatch "})
       QVERIFY2(text.contains(part), qPrintable(part + QString(" missing from: ") + text));
+    const QString details = w->peaksLabel()->toolTip();  // every measurement, with how it was measured
+    for (const char* part : {"fp32 FMA (vec4 chains)", "vkCmdCopyBuffer", "empty dispatch", "workgroups"})
+      QVERIFY2(details.contains(part), qPrintable(part + QString(" missing from: ") + details));
 
     // A run afterwards carries the peaks into the session and fills "% peak" for GPU points only.
     w->setKernelChecked("dot.two_pass_shared", true);
