@@ -319,6 +319,18 @@ TEST(CompareSessions, WarnsAboutEachDifferenceInWhatTheRunsDependOn) {
       {"OpenBLAS threads differs: baseline '2', current '8'", [](ks::Session& s) { s.host.openblas_threads = 8; }},
       {"environment OPENBLAS_CORETYPE differs: baseline unset, current 'Haswell'",
        [](ks::Session& s) { s.environment["OPENBLAS_CORETYPE"] = "Haswell"; }},
+      {"input rotation differs: baseline 'on (256 MiB)', current 'off'",
+       [](ks::Session& s) { s.plan.rotate_inputs = false; }},
+      {"input rotation differs: baseline 'on (256 MiB)', current 'on (64 MiB)'",
+       [](ks::Session& s) { s.plan.cache_bytes = 64 << 20; }},
+      {"the current session is unstable: its drift check says UNSTABLE: reference time moved +10.0% by check 2 "
+       "(after 1 point, at the end); threshold 3%",
+       [](ks::Session& s) {
+         std::vector<ks::DriftCheck> checks(2);
+         checks[0] = {"start", 0, {1000, 1000, 1000}, ks::computeStats({1000, 1000, 1000})};
+         checks[1] = {"end", 1, {1100, 1100, 1100}, ks::computeStats({1100, 1100, 1100})};
+         s.drift = ks::evaluateDrift("test reference", checks, 0.03);
+       }},
   };
   for (const auto& change : changes) {
     SCOPED_TRACE(change.expected);

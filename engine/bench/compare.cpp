@@ -124,6 +124,15 @@ std::vector<std::string> differences(const Session& b, const Session& c) {
   warnIfDifferent(w, "OpenBLAS core", b.host.openblas_core, c.host.openblas_core);
   warnIfDifferent(w, "OpenBLAS threads", std::to_string(b.host.openblas_threads),
                   std::to_string(c.host.openblas_threads));
+  // How the points were measured: input rotation decides whether small
+  // bandwidth points read memory or the cache.
+  auto rotation = [](const Plan& p) {
+    return p.rotate_inputs ? "on (" + std::to_string(p.cache_bytes >> 20) + " MiB)" : std::string("off");
+  };
+  warnIfDifferent(w, "input rotation", rotation(b.plan), rotation(c.plan));
+  for (const auto& [side, s] : {std::pair{"baseline", &b}, std::pair{"current", &c}})
+    if (s->drift && s->drift->unstable)
+      w.push_back(std::string("the ") + side + " session is unstable: its drift check says " + s->drift->summary());
   // Variables that change what OpenBLAS, Mesa or the Vulkan loader do.
   std::map<std::string, std::pair<std::string, std::string>> env;
   for (const auto& [k, v] : b.environment) env[k].first = v;

@@ -139,18 +139,26 @@ class PeakMeter {
       return failed(r, "not measured: only fp16 inputs with fp16/fp32 accumulators are (this shape is " + s.a + "/" +
                            s.b + "/" + s.c + ")");
     if (device_.info().subgroup_size != 32) return failed(r, "not measured: the shader assumes 32-wide subgroups");
-    const uint32_t chains = 4;
-    auto p = pipeline("peak_coopmat.comp",
-                      {{"TM", std::to_string(s.m)},
-                       {"TN", std::to_string(s.n)},
-                       {"TK", std::to_string(s.k)},
-                       {"ACC_BITS", s.c == "f16" ? "16" : "32"},
-                       {"CHAINS", std::to_string(chains)}},
-                      1);
-    if (!p) return failed(r, p.error().message);
-    const uint32_t groups = 4096, subgroups = groups * 4;
-    const double flop = double(subgroups) * chains * 2.0 * s.m * s.n * s.k;
-    return arithmetic(r, **p, {groups, 1, 1}, uint64_t(subgroups) * s.m * s.n * 4, flop, 0.00390625f, 0);
+    // The best of 4 and 8 independent accumulators per subgroup: how many
+    // keep the tensor cores busy depends on the GPU.
+    PeakResult best = r;
+    for (uint32_t chains : {4u, 8u}) {
+      auto p = pipeline("peak_coopmat.comp",
+                        {{"TM", std::to_string(s.m)},
+                         {"TN", std::to_string(s.n)},
+                         {"TK", std::to_string(s.k)},
+                         {"ACC_BITS", s.c == "f16" ? "16" : "32"},
+                         {"CHAINS", std::to_string(chains)}},
+                        1);
+      if (!p) return failed(r, p.error().message);
+      const uint32_t groups = 4096, subgroups = groups * 4;
+      const double flop = double(subgroups) * chains * 2.0 * s.m * s.n * s.k;
+      PeakResult got = arithmetic(r, **p, {groups, 1, 1}, uint64_t(subgroups) * s.m * s.n * 4, flop, 0.00390625f, 0);
+      got.note += ", " + std::to_string(chains) + " accumulators per subgroup";
+      if (!got.measured()) return got;
+      if (got.value > best.value) best = got;
+    }
+    return best;
   }
 
   std::vector<PeakResult> bandwidth() {
@@ -171,7 +179,7 @@ class PeakMeter {
     auto dst = device_.createBuffer(bytes, vk::Placement::DeviceLocal, "the copy destination");
     if (!dst) return {failed(shader, dst.error().message), failed(copy, dst.error().message)};
     if (auto st = device_.fill(*src, 0x3F800000u); !st) return {failed(shader, st.error().message), failed(copy, "")};
-    const std::string size_note = fmt(double(bytes) / (1 << 20)) + " MiB buffers";
+    const std::string size_note = std::to_string(bytes >> 20) + " MiB buffers";
 
     const uint32_t count = uint32_t(bytes / 16);
     const uint32_t total_groups = (count + 255) / 256;
