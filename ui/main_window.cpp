@@ -21,6 +21,7 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSaveFile>
 #include <QSettings>
 #include <QSortFilterProxyModel>
@@ -457,6 +458,9 @@ void MainWindow::updateDevicePanel() {
                                        : QString::fromStdString(r.note));
   } else if (device_) {
     peaks = tr("Peaks: not measured on this device yet.");
+    if (session_.peaks && session_.device)
+      peaks += tr(" (The open session's peaks were measured on %1; its table and roofline use them.)")
+                   .arg(QString::fromStdString(session_.device->name).toHtmlEscaped());
   }
   peaksLabel_->setToolTip(details.trimmed());
   if (!measuringPeaks_) peaksLabel_->setText(peaks);
@@ -714,9 +718,11 @@ const ks::DevicePeaks* MainWindow::devicePeaks() const {
 void MainWindow::showDrift() {
   const auto& d = session_.drift;
   if (d && d->unstable) {
-    driftBanner_->setText(tr("⚠ Unstable measurements: %1. The device's speed changed during the sweep "
+    QString summary = QString::fromStdString(d->summary());
+    summary.remove(QRegularExpression("^UNSTABLE: "));
+    driftBanner_->setText(tr("⚠ Unstable sweep: %1. The device's speed changed during the sweep "
                              "(clocks, heat or other load); rankings of close results may not hold.")
-                              .arg(QString::fromStdString(d->summary()).toHtmlEscaped()));
+                              .arg(summary.toHtmlEscaped()));
     driftBanner_->setToolTip(QString::fromStdString(d->reference));
     driftBanner_->show();
   } else {

@@ -224,13 +224,17 @@ class TestMainWindow : public QObject {
     QVERIFY(d.checks.size() >= 2);
     QCOMPARE(QString::fromStdString(d.checks.front().when), QString("start"));
     QCOMPARE(QString::fromStdString(d.checks.back().when), QString("end"));
-    QVERIFY(!w->driftBanner()->isVisible());
+    // The banner follows the verdict (on a busy machine even 50% can be exceeded).
+    QCOMPARE(w->driftBanner()->isVisible(), d.unstable);
 
     // The same session with its last check 80% slower: the file says unstable, the banner shows it.
     ks::Session s = w->session();
     auto checks = s.drift->checks;
-    for (double& ns : checks.back().samples_ns) ns = checks.front().stats.median * 1.8;
-    checks.back().stats = ks::computeStats(checks.back().samples_ns);
+    // Every check as fast as the first, the last 80% slower.
+    for (size_t i = 1; i < checks.size(); ++i) {
+      for (double& ns : checks[i].samples_ns) ns = checks.front().stats.median * (i + 1 == checks.size() ? 1.8 : 1.0);
+      checks[i].stats = ks::computeStats(checks[i].samples_ns);
+    }
     s.drift = ks::evaluateDrift(s.drift->reference, checks, 0.5);
     s.drift->clock = d.clock;
     QVERIFY(s.drift->unstable);
@@ -238,7 +242,8 @@ class TestMainWindow : public QObject {
     QVERIFY(ks::saveSession(s, path.toStdString()));
     QVERIFY2(w->openSession(path), qPrintable(w->lastError()));
     QVERIFY(w->driftBanner()->isVisible());
-    QVERIFY2(w->driftBanner()->text().contains("UNSTABLE"), qPrintable(w->driftBanner()->text()));
+    QVERIFY2(w->driftBanner()->text().contains("Unstable sweep: reference time moved"),
+             qPrintable(w->driftBanner()->text()));
     QVERIFY2(w->driftBanner()->text().contains("+80.0%"), qPrintable(w->driftBanner()->text()));
     w->newSession();
     QVERIFY(!w->driftBanner()->isVisible());
