@@ -30,7 +30,7 @@ usage:
   kernelscope-cli devices
   kernelscope-cli kernels [--family gemm] [--device N|name]
   kernelscope-cli run --kernels LIST (--sizes LIST | --mnk LIST) [options]
-  kernelscope-cli show SESSION.json [--csv out.csv]
+  kernelscope-cli show SESSION.json [--csv out.csv] [--fit-from N]
   kernelscope-cli compare BASELINE.json CURRENT.json [--csv out.csv]
   kernelscope-cli overhead [--device N|name] [--reps N]
   kernelscope-cli peaks [--device N|name] [--reps N] [--copy-mib N] [-o FILE]
@@ -61,6 +61,7 @@ run options:
   -o FILE            write the session (JSON)
   --csv FILE         write a flat CSV table
   --quiet            no per-point lines
+  --fit-from N       the complexity slope fits sizes from N up (default: each series' upper half)
 
 peaks measures fp32 and fp16 FMA throughput, cooperative-matrix throughput per
 supported shape, memory bandwidth (a copy shader and vkCmdCopyBuffer) and the
@@ -153,6 +154,12 @@ double parseFraction(const std::string& text, const std::string& what, const std
           text + "'");
   }
   return percent ? v / 100 : v;
+}
+
+// --fit-from N: the complexity fit uses sizes from N up (N: the problem's scale,
+// N for squares and vectors, sqrt(M*N) for gemv, cbrt(M*N*K) for gemm).
+double parseFitFrom(const Args& a) {
+  return a.has("--fit-from") ? double(parseCount(a.get("--fit-from"), "--fit-from", 1)) : 0.0;
 }
 
 struct Engine {
@@ -258,10 +265,26 @@ int cmdKernels(int argc, char** argv) {
 }
 
 int cmdRun(int argc, char** argv) {
-  Args a = parseArgs(argc, argv, 2,
-                     {"--kernels", "--sizes", "--mnk", "--wg", "--param", "--reps", "--warmup", "--warmup-ms",
-                      "--target-ci", "--budget-ms", "--max-reps", "--seed", "--cache-mib", "--drift-threshold",
-                      "--drift-interval-ms", "--device", "-o", "--output", "--csv"},
+  Args a = parseArgs(argc, argv, 2, {"--kernels",
+                                     "--sizes",
+                                     "--mnk",
+                                     "--wg",
+                                     "--param",
+                                     "--reps",
+                                     "--warmup",
+                                     "--warmup-ms",
+                                     "--target-ci",
+                                     "--budget-ms",
+                                     "--max-reps",
+                                     "--seed",
+                                     "--cache-mib",
+                                     "--drift-threshold",
+                                     "--drift-interval-ms",
+                                     "--fit-from",
+                                     "--device",
+                                     "-o",
+                                     "--output",
+                                     "--csv"},
                      {"--quiet", "--peaks", "--no-rotate", "--no-drift-check"});
   if (!a.positional.empty()) usage("unexpected argument '" + a.positional.front() + "'");
   if (!a.has("--kernels")) usage("run needs --kernels (e.g. --kernels gemm.naive,gemm.tiled_shared)");
@@ -312,6 +335,7 @@ int cmdRun(int argc, char** argv) {
   const std::string out_path = a.has("-o") ? a.get("-o") : a.get("--output");
   const std::string csv_path = a.get("--csv");
   const bool quiet = a.has("--quiet");
+  const double fit_from = parseFitFrom(a);
 
   bool needs_gpu = false;
   for (const auto* k : spec.kernels) needs_gpu |= k->backend == ks::Backend::Vulkan;
@@ -372,7 +396,7 @@ int cmdRun(int argc, char** argv) {
   const bool interrupted = g_cancel.load();
   std::printf("%zu of %zu points ran: %zu failed, %zu skipped%s\n", session.points.size() - cancelled,
               plan.items.size(), failed, skipped, interrupted ? "; interrupted, the rest did not run" : "");
-  if (const auto table = ks::formatComplexityTable(session.points); !table.empty())
+  if (const auto table = ks::formatComplexityTable(session.points, fit_from); !table.empty())
     std::printf("\n%s\n", table.c_str());
   if (session.drift) std::printf("%s\n", ks::formatDriftLine(*session.drift).c_str());
   int rc = interrupted ? 130 : (failed ? 1 : 0);
@@ -398,7 +422,8 @@ int cmdRun(int argc, char** argv) {
 }
 
 int cmdShow(int argc, char** argv) {
-  Args a = parseArgs(argc, argv, 2, {"--csv"}, {});
+  Args a = parseArgs(argc, argv, 2, {"--csv", "--fit-from"}, {});
+  const double fit_from = parseFitFrom(a);
   if (a.positional.size() != 1) usage("show needs exactly one session file");
   auto s = ks::loadSession(a.positional[0]);
   if (!s) usage(s.error().message);
@@ -412,7 +437,8 @@ int cmdShow(int argc, char** argv) {
               static_cast<unsigned long long>(s->plan.seed));
   if (s->peaks) std::printf("%s\n", ks::formatPeaksTable(*s->peaks).c_str());
   std::printf("%s", ks::formatSummaryTable(s->points, s->peaks ? &*s->peaks : nullptr).c_str());
-  if (const auto table = ks::formatComplexityTable(s->points); !table.empty()) std::printf("\n%s", table.c_str());
+  if (const auto table = ks::formatComplexityTable(s->points, fit_from); !table.empty())
+    std::printf("\n%s", table.c_str());
   if (s->drift) std::printf("%s\n", ks::formatDriftLine(*s->drift).c_str());
   if (a.has("--csv")) {
     std::ofstream csv(a.get("--csv"));

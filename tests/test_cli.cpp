@@ -321,6 +321,18 @@ TEST_F(CliRun, PrintsTheDriftCheckAndKeepsItInTheSession) {
   EXPECT_TRUE(contains(shown.out, ks::formatDriftLine(*s->drift) + "\n")) << shown.out;
 }
 
+TEST_F(CliRun, ShowFitsComplexityFromAChosenSize) {
+  const CliResult all = runCli("show " + quote(session_->string()) + " --fit-from 32");
+  EXPECT_EQ(all.rc, 0) << all.all();
+  EXPECT_NE(all.out.find("complexity: slope of log(median time) vs log(size), sizes from 32"), std::string::npos)
+      << all.out;
+  // From 64 up each series has one size left: nothing to fit, no table.
+  const CliResult one = runCli("show " + quote(session_->string()) + " --fit-from 64");
+  EXPECT_EQ(one.rc, 0) << one.all();
+  EXPECT_EQ(one.out.find("complexity:"), std::string::npos) << one.out;
+  expectUsageError("show " + quote(session_->string()) + " --fit-from big", {"--fit-from must be"});
+}
+
 TEST_F(CliRun, ShowWritesTheSameCsv) {
   const fs::path csv = tempDir() / "shown.csv";
   const CliResult r = runCli("show " + quote(session_->string()) + " --csv " + quote(csv.string()));

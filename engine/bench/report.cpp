@@ -154,14 +154,15 @@ std::string formatDeviceTable(const std::vector<vk::DeviceInfo>& devices, int se
       {"index", "name", "type", "driver", "vulkan", "subgroup", "shared mem", "max workgroup", "timestamps"}, rows);
 }
 
-std::string formatComplexityTable(const std::vector<Measurement>& points) {
-  const auto fits = fitComplexity(points);
+std::string formatComplexityTable(const std::vector<Measurement>& points, double min_scale) {
+  const auto fits = fitComplexity(points, min_scale);
   if (fits.empty()) return {};
   std::vector<std::vector<std::string>> rows;
   for (const auto& f : fits)
     rows.push_back({f.series, std::to_string(f.points),
                     fmt("%.2f", f.slope) + (f.points > 2 ? " +- " + fmt("%.2f", f.slope_error) : "")});
-  return "complexity: slope of log(median time) vs log(size), upper half of each series' sizes\n" +
+  const std::string over = min_scale > 0 ? "sizes from " + fmt("%g", min_scale) : "upper half of each series' sizes";
+  return "complexity: slope of log(median time) vs log(size), " + over + "\n" +
          renderTable({"series", "points", "slope"}, rows);
 }
 

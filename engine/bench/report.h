@@ -19,7 +19,8 @@ std::string formatPeakFraction(const Measurement& m, const DevicePeaks& peaks); 
 std::string formatDeviceTable(const std::vector<vk::DeviceInfo>& devices, int selected);
 std::string measurementsToCsv(const std::vector<Measurement>& points);
 // Slope of log time vs log size per series (empty when no series has 2+ sizes).
-std::string formatComplexityTable(const std::vector<Measurement>& points);
+// min_scale > 0: fit only the points at or above that size (see fitComplexity).
+std::string formatComplexityTable(const std::vector<Measurement>& points, double min_scale = 0);
 
 // "drift check: stable: ..." or, when unstable, "warning: drift check: UNSTABLE: ...".
 std::string formatDriftLine(const DriftReport& drift);
