@@ -609,13 +609,35 @@ TEST(InputRotation, TheSessionKeepsSetsAndTheCacheMark) {
   session.points.push_back(runner.runPoint(session.plan.items[0], session.plan, cancel));
   session.plan.rotate_inputs = false;
   session.points.push_back(runner.runPoint(session.plan.items[0], session.plan, cancel));
+  session.plan.rotate_inputs = true;  // as the file says; a capped point may still be cache-resident
   auto back = sessionFromJson(sessionToJson(session));
   ASSERT_TRUE(back) << back.error().message;
-  EXPECT_FALSE(back->plan.rotate_inputs);
+  EXPECT_TRUE(back->plan.rotate_inputs);
   EXPECT_EQ(back->plan.cache_bytes, 1u << 20);
   ASSERT_EQ(back->points.size(), 2u);
   EXPECT_EQ(back->points[0].input_sets, 33u);
   EXPECT_FALSE(back->points[0].cache_resident);
   EXPECT_EQ(back->points[1].input_sets, 1u);
   EXPECT_TRUE(back->points[1].cache_resident);
+
+  // A file cannot claim rotated points for a plan that did not rotate.
+  session.plan.rotate_inputs = false;
+  auto bad = sessionFromJson(sessionToJson(session));
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("points[0].input_sets: 33 sets, but plan.rotate_inputs is false"),
+            std::string::npos)
+      << bad.error().message;
+  // Nor a compute-bound kernel that was cache-resident.
+  Session gemm = newSession();
+  gemm.device = device().info();
+  gemm.plan = quickPlan(3, 1);
+  const KernelInfo& g = *Registry::instance().find("gemm.naive");
+  gemm.plan.items = {{g.id, g.defaultParams(), {32, 32, 32, 3}}};
+  gemm.points.push_back(runner.runPoint(gemm.plan.items[0], gemm.plan, cancel));
+  ASSERT_TRUE(sessionFromJson(sessionToJson(gemm)));
+  gemm.points[0].cache_resident = true;
+  bad = sessionFromJson(sessionToJson(gemm));
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("only bandwidth-bound kernels rotate their inputs"), std::string::npos)
+      << bad.error().message;
 }

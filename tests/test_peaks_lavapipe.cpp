@@ -122,6 +122,12 @@ TEST(PeaksSession, BadValuesAreRefusedByName) {
   back = sessionFromJson(sessionToJson(s));
   ASSERT_FALSE(back);
   EXPECT_NE(back.error().message.find("device.peaks.results[0].unit"), std::string::npos) << back.error().message;
+  s.peaks->results = {{"fp32_fma", "fp32 FMA", "GFLOP/s", 5, 0, 5, ""},
+                      {"fp32_fma", "fp32 FMA", "GFLOP/s", 9, 0, 5, ""}};
+  back = sessionFromJson(sessionToJson(s));
+  ASSERT_FALSE(back);
+  EXPECT_NE(back.error().message.find("device.peaks.results[1].id: 'fp32_fma' is listed twice"), std::string::npos)
+      << back.error().message;
 }
 
 }  // namespace

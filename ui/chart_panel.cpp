@@ -824,7 +824,9 @@ QString measurementToolTip(const ks::Measurement& m) {
                    .arg(m.stats.ciRelative() * 100, 0, 'f', 2)
                    .arg(fmtTime(m.stats.iqr))
                    .arg(m.stats.outliers);
-    if (m.input_sets > 1) lines << QStringLiteral("inputs rotated among %1 copies (cache flushed)").arg(m.input_sets);
+    if (m.input_sets > 1)
+      lines << QStringLiteral("inputs rotated among %1 copies (the sweep's cache size touched between reuses)")
+                   .arg(m.input_sets);
     if (m.cache_resident) lines << QStringLiteral("CACHE-RESIDENT: its data fits in the cache between reuses");
   }
   const auto& v = m.verification;

@@ -83,8 +83,14 @@ void EngineWorker::measurePeaks() {
     emit peaksFailed(tr("No Vulkan device is open: there are no peaks to measure."));
     return;
   }
-  auto peaks =
-      ks::measurePeaks(*device_, ks::PeakOptions{}, cancel_, [this](const ks::PeakResult& r) { emit peakMeasured(r); });
+  ks::Result<ks::DevicePeaks> peaks = ks::makeError("not measured");
+  try {
+    peaks = ks::measurePeaks(*device_, ks::PeakOptions{}, cancel_,
+                             [this](const ks::PeakResult& r) { emit peakMeasured(r); });
+  } catch (const std::exception& e) {
+    emit peaksFailed(tr("Measuring peaks stopped on an internal error: %1").arg(e.what()));
+    return;
+  }
   if (!peaks) {
     emit peaksFailed(cancel_.load()
                          ? tr("Measuring peaks was stopped.")

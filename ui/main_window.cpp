@@ -53,6 +53,12 @@ constexpr int kKernelIdRole = Qt::UserRole + 1;
 constexpr int kMaxRecent = 8;
 const char* kDefaultKernels[] = {"gemm.naive", "gemm.tiled_shared", "gemm.reg4x4"};
 
+// The same physical device and driver: peaks measured on one hold for the other.
+bool sameDevice(const ks::vk::DeviceInfo& a, const ks::vk::DeviceInfo& b) {
+  return a.name == b.name && a.vendor_id == b.vendor_id && a.device_id == b.device_id &&
+         a.driver_version == b.driver_version;
+}
+
 QString mib(uint64_t bytes) { return QString::number(double(bytes) / (1 << 20), 'f', 0) + " MiB"; }
 }  // namespace
 
@@ -73,7 +79,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     log(tr("Peak: %1 %2%3")
             .arg(QString::fromStdString(r.title), QString::fromStdString(ks::formatPeakValue(r)),
                  r.measured() ? QString() : QStringLiteral(" (") + QString::fromStdString(r.note) + ")"));
-    peaksLabel_->setText(tr("Measuring peaks… %1 done").arg(QString::fromStdString(r.title)));
+    if (stopButton_->isEnabled())  // after Stop the label keeps saying so
+      peaksLabel_->setText(tr("Measuring peaks… %1 done").arg(QString::fromStdString(r.title)));
   });
   connect(worker_, &EngineWorker::peaksFinished, this, &MainWindow::onPeaksFinished);
   connect(worker_, &EngineWorker::driftChecked, this, [this](const ks::DriftReport& d) {
@@ -186,7 +193,7 @@ void MainWindow::buildUi() {
   sweep_ = new SweepEditor;
   sweepLayout->addWidget(sweep_);
   connect(sweep_, &SweepEditor::changed, this, [this] {
-    if (runButton_) runButton_->setEnabled(!running_ && !devicePending_ && sweep_->isValid());
+    if (runButton_) runButton_->setEnabled(!running_ && !measuringPeaks_ && !devicePending_ && sweep_->isValid());
   });
 
   auto* buttons = new QHBoxLayout;
@@ -558,7 +565,10 @@ void MainWindow::startRun() {
   session_ = ks::newSession();
   session_.device = device_;
   session_.plan = *plan;
-  if (const ks::DevicePeaks* p = devicePeaks()) session_.peaks = *p;
+  sessionFromFile_ = false;
+  // Only peaks measured in this app run: a file's peaks may be another day's (or driver's).
+  if (device_)
+    if (auto it = measuredPeaks_.find(device_->index); it != measuredPeaks_.end()) session_.peaks = it->second;
   applyPeaks();
   showDrift();
   path_.clear();
@@ -685,10 +695,13 @@ void MainWindow::measurePeaks() {
 void MainWindow::onPeaksFinished(const ks::DevicePeaks& peaks) {
   measuringPeaks_ = false;
   if (device_) measuredPeaks_[device_->index] = peaks;
-  // The session takes them when its points come from this device (or it has none yet).
-  if (device_ && (!session_.device || session_.device->name == device_->name)) {
+  // A session this app ran on this very device takes them; a session opened
+  // from a file keeps its own (the next run takes the new ones).
+  if (device_ && session_.device && sameDevice(*session_.device, *device_) && !sessionFromFile_) {
     session_.peaks = peaks;
     if (!session_.points.empty()) setDirty(true);
+  } else if (sessionFromFile_ && session_.peaks) {
+    log(tr("The open session keeps the peaks stored in its file; the next run uses the new ones."));
   }
   applyPeaks();
   log(tr("Peaks measured at %1").arg(QString::fromStdString(peaks.measured_at)));
@@ -711,7 +724,7 @@ void MainWindow::onPeaksFailed(const QString& message) {
 const ks::DevicePeaks* MainWindow::devicePeaks() const {
   if (!device_) return nullptr;
   if (auto it = measuredPeaks_.find(device_->index); it != measuredPeaks_.end()) return &it->second;
-  if (session_.peaks && session_.device && session_.device->name == device_->name) return &*session_.peaks;
+  if (session_.peaks && session_.device && sameDevice(*session_.device, *device_)) return &*session_.peaks;
   return nullptr;
 }
 
@@ -856,6 +869,7 @@ void MainWindow::showError(const QString& title, const QString& message) {
 void MainWindow::newSession() {
   if (running_ || !confirmDiscard()) return;
   session_ = ks::Session{};
+  sessionFromFile_ = false;
   path_.clear();
   model_->clear();
   applyPeaks();
@@ -891,6 +905,7 @@ bool MainWindow::openSession(const QString& path) {
                loaded.end());
   if (!confirmDiscard()) return false;
   session_ = std::move(s.value());
+  sessionFromFile_ = true;
   path_ = QFileInfo(path).absoluteFilePath();
   model_->setMeasurements(session_.points);
   applyPeaks();

@@ -190,6 +190,7 @@ class MainWindow : public QMainWindow {
   bool closePending_ = false;   // close once the running sweep has stopped
   bool devicePending_ = false;  // a device is being opened: Run waits
   bool measuringPeaks_ = false;
+  bool sessionFromFile_ = false;                       // session_ was opened, not run here: its peaks are its own
   std::map<uint32_t, ks::DevicePeaks> measuredPeaks_;  // by device index, this app run
   QElapsedTimer runClock_;
   QString lastError_;

@@ -178,7 +178,9 @@ class PeakMeter {
     if (!src) return {failed(shader, src.error().message), failed(copy, src.error().message)};
     auto dst = device_.createBuffer(bytes, vk::Placement::DeviceLocal, "the copy destination");
     if (!dst) return {failed(shader, dst.error().message), failed(copy, dst.error().message)};
+    // Source 1.0f, destination 0: the check below sees whether the shader copied.
     if (auto st = device_.fill(*src, 0x3F800000u); !st) return {failed(shader, st.error().message), failed(copy, "")};
+    if (auto st = device_.fill(*dst, 0); !st) return {failed(shader, st.error().message), failed(copy, "")};
     const std::string size_note = std::to_string(bytes >> 20) + " MiB buffers";
 
     const uint32_t count = uint32_t(bytes / 16);

@@ -57,15 +57,15 @@ std::optional<std::string> samplingDone(const Plan& plan, const std::vector<doub
 }
 }  // namespace
 
-InputRotation inputRotation(bool memory_bound, uint64_t input_bytes, const Plan& plan, uint64_t max_sets) {
+InputRotation inputRotation(bool memory_bound, uint64_t set_bytes, const Plan& plan, uint64_t max_sets) {
   InputRotation r;
-  if (!memory_bound || input_bytes == 0) return r;
-  if (plan.rotate_inputs && input_bytes < plan.cache_bytes) {
+  if (!memory_bound || set_bytes == 0) return r;
+  if (plan.rotate_inputs && set_bytes < plan.cache_bytes) {
     // (sets - 1) other sets run between two uses of one: together at least cache_bytes.
-    const uint64_t wanted = (plan.cache_bytes + input_bytes - 1) / input_bytes + 1;
-    r.sets = uint32_t(std::clamp<uint64_t>(std::min(wanted, max_sets), 1, 1u << 30));
+    const uint64_t wanted = (plan.cache_bytes + set_bytes - 1) / set_bytes + 1;
+    r.sets = uint32_t(std::clamp<uint64_t>(std::min({wanted, max_sets, kMaxInputSets}), 1, kMaxInputSets));
   }
-  const uint64_t between_reuses = std::max<uint64_t>(1, r.sets - 1) * input_bytes;
+  const uint64_t between_reuses = std::max<uint64_t>(1, r.sets - 1) * set_bytes;
   r.cache_resident = between_reuses < plan.cache_bytes;
   return r;
 }
@@ -241,20 +241,20 @@ Measurement Runner::runGpu(const KernelInfo& kernel, const PlanItem& item, const
   buffers.reserve(specs.size());
 
   // Input rotation: each input buffer holds `sets` aligned copies of its data.
-  const uint64_t align = std::max<uint64_t>(dev.min_storage_offset_alignment, 16);
+  // Slots start on cache lines (and the device's offset alignment): what a set occupies is what it touches.
+  const uint64_t align = std::max<uint64_t>(dev.min_storage_offset_alignment, 64);
   std::vector<uint64_t> stride(specs.size(), 0);
-  uint64_t input_bytes = 0, set_bytes = 0, max_sets = ~0ull;
+  uint64_t set_bytes = 0, max_sets = ~0ull;
   for (size_t i = 0; i < specs.size(); ++i)
     if (specs[i].role == BufferRole::Input) {
       stride[i] = (specs[i].bytes + align - 1) / align * align;
-      input_bytes += specs[i].bytes;
       set_bytes += stride[i];
       if (dev.max_allocation_size) max_sets = std::min(max_sets, dev.max_allocation_size / stride[i]);
     }
   // At most a quarter of device memory (or 4 GiB where unknown) for the copies.
   const uint64_t budget = dev.device_local_bytes ? dev.device_local_bytes / 4 : (4ull << 30);
   if (set_bytes) max_sets = std::min(max_sets, std::max<uint64_t>(1, budget / set_bytes));
-  const InputRotation rotation = inputRotation(kernel.memory_bound, input_bytes, plan, max_sets);
+  const InputRotation rotation = inputRotation(kernel.memory_bound, set_bytes, plan, max_sets);
   m.input_sets = rotation.sets;
   m.cache_resident = rotation.cache_resident;
 
@@ -378,21 +378,35 @@ Measurement Runner::runCpu(const KernelInfo& kernel, const PlanItem& item, const
   m.item = item;
   m.clock = "wall";
   Workload& w = workload(kernel, item, plan);
-  // Input rotation: host copies of every input, at most 4 GiB of them.
-  uint64_t input_bytes = 0;
-  for (const auto& in : w.inputs) input_bytes += in.size();
-  // At most 4 GiB of copies, and at most a quarter of the memory still available.
+  // Input rotation: host copies of every input in one buffer, each in its own
+  // cache-line-aligned slot; at most 4 GiB and a quarter of the available memory.
+  std::vector<uint64_t> slot;
+  uint64_t set_bytes = 0;
+  for (const auto& in : w.inputs) {
+    slot.push_back((in.size() + 63) / 64 * 64);
+    set_bytes += slot.back();
+  }
   uint64_t copy_budget = 4ull << 30;
   if (const uint64_t avail = cpu::availableHostMemory()) copy_budget = std::min<uint64_t>(copy_budget, avail / 4);
-  const InputRotation rotation = inputRotation(kernel.memory_bound, input_bytes, plan,
-                                               input_bytes ? std::max<uint64_t>(1, copy_budget / input_bytes) : 1);
+  const InputRotation rotation = inputRotation(kernel.memory_bound, set_bytes, plan,
+                                               set_bytes ? std::max<uint64_t>(1, copy_budget / set_bytes) : 1);
   m.input_sets = rotation.sets;
   m.cache_resident = rotation.cache_resident;
-  std::vector<std::vector<std::vector<uint8_t>>> copies(rotation.sets - 1, w.inputs);
+  std::vector<uint8_t> pool(size_t(rotation.sets - 1) * set_bytes + 64);
+  uint8_t* base = pool.data() + (64 - reinterpret_cast<uintptr_t>(pool.data()) % 64) % 64;
   std::vector<std::vector<const void*>> input_sets{w.inputPointers()};
-  for (const auto& set : copies) {
+  for (uint32_t set = 1; set < rotation.sets; ++set) {
+    if (cancel.load()) {
+      m.status = PointStatus::Cancelled;
+      return m;
+    }
+    uint8_t* at = base + size_t(set - 1) * set_bytes;
     input_sets.emplace_back();
-    for (const auto& in : set) input_sets.back().push_back(in.data());
+    for (size_t i = 0; i < w.inputs.size(); ++i) {
+      std::memcpy(at, w.inputs[i].data(), w.inputs[i].size());
+      input_sets.back().push_back(at);
+      at += slot[i];
+    }
   }
   uint64_t run_index = 0;
   std::vector<uint8_t> out(w.outputBytes());
@@ -418,8 +432,9 @@ Measurement Runner::runCpu(const KernelInfo& kernel, const PlanItem& item, const
     const bool was_warming = warming;
     warming = warming && warmupWanted(plan, m.warmup_runs, warm_start);
     if (was_warming && !warming) timed_start = std::chrono::steady_clock::now();
+    const auto& inputs = input_sets[run_index++ % input_sets.size()];  // outside the timed region
     const auto t0 = std::chrono::steady_clock::now();
-    kernel.cpu(input_sets[run_index++ % input_sets.size()], out.data(), item.size, item.params);
+    kernel.cpu(inputs, out.data(), item.size, item.params);
     const auto t1 = std::chrono::steady_clock::now();
     if (warming)
       ++m.warmup_runs;

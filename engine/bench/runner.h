@@ -50,7 +50,9 @@ struct InputRotation {
   uint32_t sets = 1;
   bool cache_resident = false;
 };
-InputRotation inputRotation(bool memory_bound, uint64_t input_bytes, const Plan& plan, uint64_t max_sets);
+// `set_bytes`: the memory one set of inputs occupies (slots aligned to cache lines).
+inline constexpr uint64_t kMaxInputSets = 65536;
+InputRotation inputRotation(bool memory_bound, uint64_t set_bytes, const Plan& plan, uint64_t max_sets);
 
 struct RunCallbacks {
   std::function<void(const Measurement&)> point;

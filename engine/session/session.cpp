@@ -475,7 +475,9 @@ Result<Session> sessionFromJson(const std::string& text) {
         pr.runs = static_cast<uint32_t>(r.uint(x, rp, "runs", false));
         pr.note = r.str(x, rp, "note", false);
         if (r.failed()) break;
-        if (pr.unit != "GFLOP/s" && pr.unit != "GB/s" && pr.unit != "us")
+        if (peaks.find(pr.id))
+          r.fail(rp + ".id", "'" + pr.id + "' is listed twice");
+        else if (pr.unit != "GFLOP/s" && pr.unit != "GB/s" && pr.unit != "us")
           r.fail(rp + ".unit", "expected GFLOP/s, GB/s or us, not '" + pr.unit + "'");
         else if (!std::isfinite(pr.value) || pr.value < 0)
           r.fail(rp + ".value", "expected a finite non-negative number");
@@ -554,6 +556,11 @@ Result<Session> sessionFromJson(const std::string& text) {
     if (pj.contains("input_sets")) m.input_sets = static_cast<uint32_t>(r.uint(pj, path, "input_sets", false));
     if (m.input_sets == 0) r.fail(path + ".input_sets", "expected at least 1");
     m.cache_resident = r.boolean(pj, path, "cache_resident");
+    if (!r.failed() && m.input_sets > 1 && !s.plan.rotate_inputs)
+      r.fail(path + ".input_sets", std::to_string(m.input_sets) + " sets, but plan.rotate_inputs is false");
+    if (!r.failed() && (m.input_sets > 1 || m.cache_resident) && kernel && !kernel->memory_bound)
+      r.fail(path + (m.cache_resident ? ".cache_resident" : ".input_sets"),
+             "only bandwidth-bound kernels rotate their inputs, not " + kernel->id);
     m.pipeline_stats = r.str(pj, path, "pipeline_stats", false);
     if (const json* clock = r.field(pj, path, "clock"); clock && !clock->is_null()) {
       if (!clock->is_string() || (*clock != "gpu_timestamp" && *clock != "wall"))
