@@ -1,15 +1,27 @@
 #version 450
-// Peak arithmetic: CHAINS independent vec4 multiply-add chains per invocation,
-// ITER steps each, so the issue rate (not latency) bounds the time. FP16 = 1
-// uses f16vec4 (shaderFloat16). acc = acc * m + a converges (|m| < 1) and never
-// reaches Inf or denormals; m and a come from push constants so nothing folds.
+// Peak arithmetic: CHAINS independent multiply-add chains of WIDTH-wide
+// vectors (4, or 2: packed half pairs) per invocation, so the issue rate (not
+// latency) bounds the time. FP16 = 1 uses halves (shaderFloat16).
+// acc = acc * m + a converges (|m| < 1) and never reaches Inf or denormals; m
+// and a come from push constants so nothing folds.
+#ifndef WIDTH
+#define WIDTH 4
+#endif
 #if FP16
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
-#define VEC f16vec4
 #define SCALAR float16_t
+#if WIDTH == 2
+#define VEC f16vec2
+#else
+#define VEC f16vec4
+#endif
+#else
+#define SCALAR float
+#if WIDTH == 2
+#define VEC vec2
 #else
 #define VEC vec4
-#define SCALAR float
+#endif
 #endif
 #extension GL_EXT_control_flow_attributes : require
 layout(local_size_x = 256) in;
@@ -30,5 +42,9 @@ void main() {
   }
   VEC s = acc[0];
   [[unroll]] for (uint c = 1; c < CHAINS; ++c) s += acc[c];
+#if WIDTH == 2
+  sink[gid] = float(s.x + s.y);  // keeps every chain alive
+#else
   sink[gid] = float(s.x + s.y + s.z + s.w);  // keeps every chain alive
+#endif
 }

@@ -706,7 +706,8 @@ TEST(ShippedSessions, EveryFileInDocsLoads) {
     ++files;
     auto s = ks::loadSession(entry.path().string());
     ASSERT_TRUE(s.ok()) << s.error().message;
-    EXPECT_FALSE(s->points.empty()) << entry.path();
+    // Points, or (kernelscope-cli peaks -o) the device's measured peaks.
+    EXPECT_TRUE(!s->points.empty() || (s->peaks && s->peaks->fp32Gflops() > 0)) << entry.path();
   }
   EXPECT_GE(files, 10u);
 }
