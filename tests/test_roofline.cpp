@@ -107,5 +107,16 @@ TEST(Roofline, SummaryTableGainsAPeakColumnOnlyWithPeaks) {
   EXPECT_NE(with.find("80% compute"), std::string::npos) << with;
 }
 
+TEST(Report, PointLineCountsOutliersAndKeepsThem) {
+  Measurement m = okPoint("gemm.tile2d", {256, 256, 256, 3}, 1000);
+  m.samples_ns = {1000, 1001, 999, 1000, 1002, 998, 1000, 1001, 999, 1000, 5000};  // one slow run
+  m.stats = computeStats(m.samples_ns);
+  const std::string line = formatPointLine(m, 1, 1);
+  EXPECT_NE(line.find("n=11 (1 outlier, kept)"), std::string::npos) << line;
+  m.samples_ns.pop_back();
+  m.stats = computeStats(m.samples_ns);
+  EXPECT_EQ(formatPointLine(m, 1, 1).find("outlier"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ks

@@ -69,6 +69,8 @@ std::string formatPointLine(const Measurement& m, size_t index, size_t total) {
       if (m.stats.count >= 6) out << " +-" << fmt("%.1f%%", 100 * m.stats.ciRelative());
       out << "  " << fmt("%.2f", m.gflops) << " GFLOPS  " << fmt("%.2f", m.gbps) << " GB/s  cv "
           << fmt("%.1f%%", 100 * m.stats.cv) << "  n=" << m.stats.count;
+      if (m.stats.outliers)
+        out << " (" << m.stats.outliers << (m.stats.outliers == 1 ? " outlier" : " outliers") << ", kept)";
       if (!m.stop_reason.empty() && m.stop_reason != "reps") out << " (" << m.stop_reason << ")";
       if (m.input_sets > 1) out << "  " << m.input_sets << " input sets";
       if (m.cache_resident) out << "  CACHE-RESIDENT";
