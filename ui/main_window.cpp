@@ -287,15 +287,32 @@ void MainWindow::buildUi() {
   seriesTable_->setHorizontalHeaderLabels(
       {tr("Series"), tr("Points"), tr("Complexity (slope)"), tr("Best GFLOPS"), tr("Best GB/s"), tr("Best % peak")});
   seriesTable_->horizontalHeaderItem(2)->setToolTip(
-      tr("Least-squares slope of log(median time) against log(size) over the upper half of the series' sizes, "
-         "± its standard error: about 3 for gemm, 2 for gemv, 1 for dot once fixed costs stop dominating"));
+      tr("Least-squares slope of log(median time) against log(size) over the sizes chosen above, ± its "
+         "standard error: about 3 for gemm, 2 for gemv, 1 for dot once fixed costs stop dominating"));
   seriesTable_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   seriesTable_->setSelectionBehavior(QAbstractItemView::SelectRows);
   seriesTable_->setAlternatingRowColors(true);
   seriesTable_->verticalHeader()->setVisible(false);
   seriesTable_->verticalHeader()->setDefaultSectionSize(seriesTable_->fontMetrics().height() + 8);
   seriesTable_->horizontalHeader()->setStretchLastSection(true);
-  tabs_->addTab(seriesTable_, tr("Series"));
+  fitFrom_ = new QSpinBox;
+  fitFrom_->setObjectName("fitFrom");
+  fitFrom_->setRange(0, 1 << 30);
+  fitFrom_->setSpecialValueText(tr("upper half of each series"));
+  fitFrom_->setToolTip(
+      tr("The complexity fit uses the sizes from this one up (N for squares and vectors, "
+         "\u221a(M\u00b7N) for gemv, \u221b(M\u00b7N\u00b7K) for gemm)"));
+  connect(fitFrom_, &QSpinBox::valueChanged, this, &MainWindow::refreshDerivedViews);
+  auto* seriesPage = new QWidget;
+  auto* seriesLayout = new QVBoxLayout(seriesPage);
+  seriesLayout->setContentsMargins(0, 4, 0, 0);
+  auto* fitRow = new QHBoxLayout;
+  fitRow->addWidget(new QLabel(tr("Complexity fit from size:")));
+  fitRow->addWidget(fitFrom_);
+  fitRow->addStretch();
+  seriesLayout->addLayout(fitRow);
+  seriesLayout->addWidget(seriesTable_, 1);
+  tabs_->addTab(seriesPage, tr("Series"));
   compare_ = new ComparePanel;
   compare_->setObjectName("comparePanel");
   tabs_->addTab(compare_, tr("Compare"));
@@ -772,7 +789,7 @@ void MainWindow::refreshDerivedViews() {
       if (auto f = ks::fractionOfPeak(m, *p)) r.peak = std::max(r.peak, f->fraction);
   }
   std::map<std::string, ks::ComplexityFit> fits;
-  for (const auto& f : ks::fitComplexity(session_.points)) fits[f.series] = f;
+  for (const auto& f : ks::fitComplexity(session_.points, fitFrom_->value())) fits[f.series] = f;
   seriesTable_->setSortingEnabled(false);
   seriesTable_->setRowCount(int(order.size()));
   auto cell = [](const QString& text, double sort_value, bool right = true) {

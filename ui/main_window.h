@@ -19,6 +19,7 @@ class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
 class QSortFilterProxyModel;
+class QSpinBox;
 class QSplitter;
 class QTabWidget;
 class QTableView;
@@ -77,6 +78,7 @@ class MainWindow : public QMainWindow {
   RooflineChart* rooflineChart() const { return roofline_; }
   ComparePanel* comparePanel() const { return compare_; }
   QTableWidget* seriesTable() const { return seriesTable_; }
+  QSpinBox* fitFromBox() const { return fitFrom_; }
   const std::optional<ks::Session>& baselineSession() const { return baseline_; }
   QLabel* deviceLabel() const { return deviceLabel_; }
   QProgressBar* progressBar() const { return progress_; }
@@ -167,6 +169,7 @@ class MainWindow : public QMainWindow {
   QComboBox* baselineBox_ = nullptr;  // the series the relative chart divides by
   RooflineChart* roofline_ = nullptr;
   QTableWidget* seriesTable_ = nullptr;  // per series: points, complexity slope, best rates
+  QSpinBox* fitFrom_ = nullptr;          // the complexity fit's size cutoff; 0 = upper half
   ComparePanel* compare_ = nullptr;
   std::optional<ks::Session> baseline_;
   QString baselinePath_;

@@ -277,6 +277,11 @@ class TestMainWindow : public QObject {
       QVERIFY2(w->seriesTable()->item(r, 2)->text().contains("(2 sizes)"),
                qPrintable(w->seriesTable()->item(r, 2)->text()));
     }
+    w->fitFromBox()->setValue(4096);  // all three sizes
+    for (int r = 0; r < 2; ++r) QVERIFY(w->seriesTable()->item(r, 2)->text().contains("(3 sizes)"));
+    w->fitFromBox()->setValue(65536);  // one size left: nothing to fit
+    for (int r = 0; r < 2; ++r) QCOMPARE(w->seriesTable()->item(r, 2)->text(), QString("–"));
+    w->fitFromBox()->setValue(0);
     QCOMPARE(w->rooflineChart()->seriesNames().size(), 2);  // no peaks measured: points only
     QVERIFY(!w->rooflineChart()->noteText().isEmpty());
     const QString dotSeries = ks::ui::seriesName(w->session().points.front().item);
