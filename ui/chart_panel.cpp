@@ -34,6 +34,7 @@
 
 #include "engine/bench/complexity.h"
 #include "engine/kernels/registry.h"
+#include "ui/chart_export.h"
 
 namespace ks::ui {
 
@@ -753,32 +754,6 @@ class ExportChart {
   Parts parts_;
 };
 
-// The DPI the chart's text was laid out for (font metrics without a device use the screen's): an
-// export device must use it too, or point-sized text is drawn at another pixel size than measured.
-qreal layoutDpi() {
-  const QScreen* screen = QGuiApplication::primaryScreen();
-  return screen ? screen->logicalDotsPerInchY() : 96.0;
-}
-
-QString checkExportArgs(const QString& path, QSize size) {
-  if (path.isEmpty()) return QStringLiteral("no file name given");
-  if (size.width() <= 0 || size.height() <= 0)
-    return QStringLiteral("invalid image size %1x%2").arg(size.width()).arg(size.height());
-  if (size.width() > 20000 || size.height() > 20000)
-    return QStringLiteral("image size %1x%2 is too large").arg(size.width()).arg(size.height());
-  return {};
-}
-
-QString openForWrite(QFile& file) {
-  const QFileInfo info(file.fileName());
-  if (info.isDir()) return QStringLiteral("cannot write %1: it is a folder").arg(file.fileName());
-  if (!info.absoluteDir().exists())
-    return QStringLiteral("cannot write %1: folder %2 does not exist").arg(file.fileName(), info.absolutePath());
-  if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate))
-    return QStringLiteral("cannot write %1: %2").arg(file.fileName(), file.errorString());
-  return {};
-}
-
 }  // namespace
 
 double sizeAxisValue(const ks::ProblemSize& s) { return ks::problemScale(s); }
@@ -1127,31 +1102,10 @@ int ChartPanel::failedPointCount() const { return int(d_->model.failed.size()); 
 QString ChartPanel::failedSeriesName() { return QStringLiteral("failed / unverified"); }
 
 QString ChartPanel::exportPng(const QString& path, QSize size, qreal scale) const {
-  if (QString why = checkExportArgs(path, size); !why.isEmpty()) return why;
-  if (!(scale > 0) || scale > 8) return QStringLiteral("invalid scale %1 (expected 0 < scale <= 8)").arg(scale);
-  const QSize pixels(qRound(size.width() * scale), qRound(size.height() * scale));
-  QImage image(pixels, QImage::Format_ARGB32_Premultiplied);
-  if (image.isNull()) return QStringLiteral("cannot allocate a %1x%2 image").arg(pixels.width()).arg(pixels.height());
-  image.setDevicePixelRatio(scale);
-  const int dots_per_meter = qRound(layoutDpi() / 0.0254);
-  image.setDotsPerMeterX(dots_per_meter);
-  image.setDotsPerMeterY(dots_per_meter);
-  image.fill(Qt::white);
-  {
+  return writeChartPng(path, size, scale, [&](QPainter& painter) {
     ExportChart copy(d_->model, d_->failed_marker, size);
-    QPainter painter(&image);
     copy.render(&painter, size);
-  }
-  QFile file(path);
-  if (QString why = openForWrite(file); !why.isEmpty()) return why;
-  QImageWriter writer(&file, "png");
-  if (!writer.write(image)) {
-    const QString why = QStringLiteral("cannot write %1: %2").arg(path, writer.errorString());
-    file.close();
-    file.remove();
-    return why;
-  }
-  return {};
+  });
 }
 
 QString ChartPanel::exportSvg(const QString& path, QSize size) const {

@@ -32,6 +32,7 @@
 #include "engine/bench/report.h"
 #include "engine/bench/roofline.h"
 #include "engine/kernels/registry.h"
+#include "ui/chart_export.h"
 
 namespace ks::ui {
 
@@ -314,12 +315,6 @@ void build(Parts& p, const Model& model) {
   }
 }
 
-// The DPI the chart's text was laid out for (as ChartPanel).
-qreal layoutDpi() {
-  const QScreen* screen = QGuiApplication::primaryScreen();
-  return screen ? screen->logicalDotsPerInchY() : 96.0;
-}
-
 // A chart built from the model in its own scene, laid out at `size`, for export.
 class ExportChart {
  public:
@@ -480,38 +475,10 @@ void RooflineChart::resizeEvent(QResizeEvent* event) {
 }
 
 QString RooflineChart::exportPng(const QString& path, QSize size, qreal scale) const {
-  if (path.isEmpty()) return tr("no file name given");
-  if (size.width() <= 0 || size.height() <= 0 || size.width() > 20000 || size.height() > 20000)
-    return tr("invalid image size %1x%2").arg(size.width()).arg(size.height());
-  if (!(scale > 0) || scale > 8) return tr("invalid scale %1 (expected 0 < scale <= 8)").arg(scale);
-  const QSize pixels(qRound(size.width() * scale), qRound(size.height() * scale));
-  QImage image(pixels, QImage::Format_ARGB32_Premultiplied);
-  if (image.isNull()) return tr("cannot allocate a %1x%2 image").arg(pixels.width()).arg(pixels.height());
-  image.setDevicePixelRatio(scale);
-  const int dots_per_meter = qRound(layoutDpi() / 0.0254);
-  image.setDotsPerMeterX(dots_per_meter);
-  image.setDotsPerMeterY(dots_per_meter);
-  image.fill(Qt::white);
-  {
+  return writeChartPng(path, size, scale, [&](QPainter& painter) {
     ExportChart copy(d_->model, size);
-    QPainter painter(&image);
     copy.render(&painter, size);
-  }
-  const QFileInfo info(path);
-  if (info.isDir()) return tr("cannot write %1: it is a folder").arg(path);
-  if (!info.absoluteDir().exists())
-    return tr("cannot write %1: folder %2 does not exist").arg(path, info.absolutePath());
-  QFile file(path);
-  if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate))
-    return tr("cannot write %1: %2").arg(path, file.errorString());
-  QImageWriter writer(&file, "png");
-  if (!writer.write(image)) {
-    const QString why = tr("cannot write %1: %2").arg(path, writer.errorString());
-    file.close();
-    file.remove();
-    return why;
-  }
-  return {};
+  });
 }
 
 }  // namespace ks::ui

@@ -1,0 +1,25 @@
+#pragma once
+// Writing a chart to an image file: shared by every chart widget.
+#include <QFile>
+#include <QPainter>
+#include <QSize>
+#include <QString>
+#include <functional>
+
+namespace ks::ui {
+
+// The DPI the chart's text was laid out for (font metrics without a device use the screen's): an
+// export device must use it too, or point-sized text is drawn at another pixel size than measured.
+qreal layoutDpi();
+
+// Empty when a chart of `size` logical pixels can be written to `path`, else why not.
+QString checkExportArgs(const QString& path, QSize size);
+
+// Opens `file` for writing; empty on success, else a readable reason (folder missing, a folder, ...).
+QString openForWrite(QFile& file);
+
+// Renders `draw` (a chart laid out at `size`) onto white at `scale` pixels per logical pixel and
+// writes it as PNG. Empty on success, else a readable reason; no partial file is left behind.
+QString writeChartPng(const QString& path, QSize size, qreal scale, const std::function<void(QPainter&)>& draw);
+
+}  // namespace ks::ui
