@@ -875,23 +875,7 @@ Result<std::unique_ptr<TimedDispatch>> Device::prepareDispatch(const std::vector
     vkUpdateDescriptorSets(device_, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
   }
 
-  if (info_.timestamps) {
-    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    qi.queryCount = 2;
-    r = vkCreateQueryPool(device_, &qi, nullptr, &d->queries_);
-    if (r != VK_SUCCESS) return fail(r, "vkCreateQueryPool");
-  }
-  VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  r = vkCreateFence(device_, &fi, nullptr, &d->fence_);
-  if (r != VK_SUCCESS) return fail(r, "vkCreateFence");
-
-  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  ai.commandPool = command_pool_;
-  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  ai.commandBufferCount = 1;
-  r = vkAllocateCommandBuffers(device_, &ai, &d->cmd_);
-  if (r != VK_SUCCESS) return fail(r, "vkAllocateCommandBuffers");
+  if (auto st = allocateTiming(*d); !st) return st.error();
   for (const auto& step : steps) {
     d->steps_.push_back({step.pipeline, step.groups});
     d->push_.push_back(step.push);
@@ -902,28 +886,35 @@ Result<std::unique_ptr<TimedDispatch>> Device::prepareDispatch(const std::vector
   return d;
 }
 
-Result<std::unique_ptr<TimedDispatch>> Device::prepareCopy(const Buffer& src, const Buffer& dst, uint64_t bytes) {
-  if (lost_) return makeError("the device was lost", VK_ERROR_DEVICE_LOST);
-  if (bytes > src.size() || bytes > dst.size()) return makeError("copy larger than its buffers");
-  std::unique_ptr<TimedDispatch> d(new TimedDispatch());
-  d->device_ = this;
+// What every timed submission needs: two timestamp queries (where the device
+// has them), a fence and a command buffer.
+Status Device::allocateTiming(TimedDispatch& d) {
   VkResult r;
   if (info_.timestamps) {
     VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
     qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
     qi.queryCount = 2;
-    r = vkCreateQueryPool(device_, &qi, nullptr, &d->queries_);
+    r = vkCreateQueryPool(device_, &qi, nullptr, &d.queries_);
     if (r != VK_SUCCESS) return fail(r, "vkCreateQueryPool");
   }
   VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  r = vkCreateFence(device_, &fi, nullptr, &d->fence_);
+  r = vkCreateFence(device_, &fi, nullptr, &d.fence_);
   if (r != VK_SUCCESS) return fail(r, "vkCreateFence");
   VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
   ai.commandPool = command_pool_;
   ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
   ai.commandBufferCount = 1;
-  r = vkAllocateCommandBuffers(device_, &ai, &d->cmd_);
+  r = vkAllocateCommandBuffers(device_, &ai, &d.cmd_);
   if (r != VK_SUCCESS) return fail(r, "vkAllocateCommandBuffers");
+  return Ok{};
+}
+
+Result<std::unique_ptr<TimedDispatch>> Device::prepareCopy(const Buffer& src, const Buffer& dst, uint64_t bytes) {
+  if (lost_) return makeError("the device was lost", VK_ERROR_DEVICE_LOST);
+  if (bytes > src.size() || bytes > dst.size()) return makeError("copy larger than its buffers");
+  std::unique_ptr<TimedDispatch> d(new TimedDispatch());
+  d->device_ = this;
+  if (auto st = allocateTiming(*d); !st) return st.error();
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   vkBeginCommandBuffer(d->cmd_, &bi);
   if (d->queries_) {
@@ -938,7 +929,7 @@ Result<std::unique_ptr<TimedDispatch>> Device::prepareCopy(const Buffer& src, co
   b.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
   vkCmdPipelineBarrier(d->cmd_, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &b, 0, nullptr, 0,
                        nullptr);
-  r = vkEndCommandBuffer(d->cmd_);
+  VkResult r = vkEndCommandBuffer(d->cmd_);
   if (r != VK_SUCCESS) return fail(r, "vkEndCommandBuffer");
   return d;
 }

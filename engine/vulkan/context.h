@@ -219,6 +219,7 @@ class Device {
   Device() = default;
   Status submitAndWait(VkCommandBuffer cmd, VkFence fence, double* wall_ns);
   Status oneShot(const std::function<void(VkCommandBuffer)>& record);
+  Status allocateTiming(TimedDispatch& d);
   Status check(VkResult r, const std::string& what);
   Error fail(VkResult r, const std::string& what);
 
