@@ -125,9 +125,9 @@ class PeakMeter {
     PeakResult best = r;
     for (uint32_t width : fp16 ? std::vector<uint32_t>{4, 2} : std::vector<uint32_t>{4}) {
       const uint32_t chains = width == 4 ? 8 : 16;
-      auto p = pipeline("peak_fma.comp",
-                        {{"FP16", fp16 ? "1" : "0"}, {"WIDTH", std::to_string(width)}, {"CHAINS", std::to_string(chains)}},
-                        1);
+      auto p = pipeline(
+          "peak_fma.comp",
+          {{"FP16", fp16 ? "1" : "0"}, {"WIDTH", std::to_string(width)}, {"CHAINS", std::to_string(chains)}}, 1);
       if (!p) return failed(r, p.error().message);
       const double flop = double(groups) * 256 * 4 * chains * width * 2;  // 4 unrolled steps x chains x lanes x 2
       PeakResult got =
