@@ -1,13 +1,27 @@
 #include "ui/chart_export.h"
 
+#include <QChartView>
 #include <QDir>
 #include <QFileInfo>
 #include <QGuiApplication>
 #include <QImage>
 #include <QImageWriter>
 #include <QScreen>
+#include <QVBoxLayout>
 
 namespace ks::ui {
+
+QChartView* addChartView(QWidget* owner) {
+  auto* view = new QChartView(owner);
+  view->setRenderHint(QPainter::Antialiasing);
+  view->setRenderHint(QPainter::TextAntialiasing);
+  view->setMinimumSize(360, 240);
+  view->setFrameShape(QFrame::NoFrame);
+  auto* layout = new QVBoxLayout(owner);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(view);
+  return view;
+}
 
 qreal layoutDpi() {
   const QScreen* screen = QGuiApplication::primaryScreen();

@@ -1,12 +1,18 @@
 #pragma once
-// Writing a chart to an image file: shared by every chart widget.
+// What every chart widget shares: its view, and writing the chart to an image file.
 #include <QFile>
 #include <QPainter>
 #include <QSize>
 #include <QString>
 #include <functional>
 
+class QChartView;
+class QWidget;
+
 namespace ks::ui {
+
+// An antialiased, frameless chart view filling `owner` (which takes it into a margin-free layout).
+QChartView* addChartView(QWidget* owner);
 
 // The DPI the chart's text was laid out for (font metrics without a device use the screen's): an
 // export device must use it too, or point-sized text is drawn at another pixel size than measured.

@@ -910,14 +910,7 @@ ChartPanel::ChartPanel(ChartKind kind, QWidget* parent)
 ChartPanel::ChartPanel(Metric metric, QWidget* parent) : QWidget(parent), d_(std::make_unique<Impl>()) {
   d_->panel = this;
   d_->model.metric = metric;
-  d_->view = new QChartView(this);
-  d_->view->setRenderHint(QPainter::Antialiasing);
-  d_->view->setRenderHint(QPainter::TextAntialiasing);
-  d_->view->setMinimumSize(360, 240);
-  d_->view->setFrameShape(QFrame::NoFrame);
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(d_->view);
+  d_->view = addChartView(this);
   d_->rebuild();
 }
 
