@@ -1,6 +1,7 @@
 // kernelscope-cli: the engine, headless. Usage errors exit 2, failed points 1.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -56,6 +57,10 @@ run options:
                      time moves by more than PCT (e.g. 3% or 0.03; default 3%) the sweep is
                      marked unstable: a warning after the tables and a flag in the session
   --no-drift-check   skip the reference runs
+  --dispatch-timeout DURATION
+                     the watchdog: a dispatch running longer (10s, 500ms) is stopped, its point
+                     failed, the device recreated, and the sweep goes on (default: 5 s past a
+                     pessimistic estimate of the point's run from its FLOP and byte counts)
   --peaks            measure the device's peaks first (see peaks) and keep them in the session
   --device N|name    device index or name substring (default: discrete > integrated > CPU)
   -o FILE            write the session (JSON)
@@ -154,6 +159,23 @@ double parseFraction(const std::string& text, const std::string& what, const std
           text + "'");
   }
   return percent ? v / 100 : v;
+}
+
+// --dispatch-timeout: "30" or "30s" (seconds), "500ms"; in milliseconds, at least 1.
+uint32_t parseDuration(const std::string& text) {
+  std::string t = text;
+  double scale = 1000;
+  if (t.size() > 2 && t.compare(t.size() - 2, 2, "ms") == 0) {
+    t.resize(t.size() - 2);
+    scale = 1;
+  } else if (!t.empty() && t.back() == 's') {
+    t.pop_back();
+  }
+  char* end = nullptr;
+  const double v = std::strtod(t.c_str(), &end);
+  if (t.empty() || *end || !(v * scale >= 1) || v * scale > 86400e3)
+    usage("--dispatch-timeout must be a duration like 10s or 500ms (at least 1 ms, at most a day), not '" + text + "'");
+  return static_cast<uint32_t>(v * scale);
 }
 
 // --fit-from N: the complexity fit uses sizes from N up (N: the problem's scale,
@@ -265,26 +287,28 @@ int cmdKernels(int argc, char** argv) {
 }
 
 int cmdRun(int argc, char** argv) {
-  Args a = parseArgs(argc, argv, 2, {"--kernels",
-                                     "--sizes",
-                                     "--mnk",
-                                     "--wg",
-                                     "--param",
-                                     "--reps",
-                                     "--warmup",
-                                     "--warmup-ms",
-                                     "--target-ci",
-                                     "--budget-ms",
-                                     "--max-reps",
-                                     "--seed",
-                                     "--cache-mib",
-                                     "--drift-threshold",
-                                     "--drift-interval-ms",
-                                     "--fit-from",
-                                     "--device",
-                                     "-o",
-                                     "--output",
-                                     "--csv"},
+  Args a = parseArgs(argc, argv, 2,
+                     {"--kernels",
+                      "--sizes",
+                      "--mnk",
+                      "--wg",
+                      "--param",
+                      "--reps",
+                      "--warmup",
+                      "--warmup-ms",
+                      "--target-ci",
+                      "--budget-ms",
+                      "--max-reps",
+                      "--seed",
+                      "--cache-mib",
+                      "--drift-threshold",
+                      "--drift-interval-ms",
+                      "--dispatch-timeout",
+                      "--fit-from",
+                      "--device",
+                      "-o",
+                      "--output",
+                      "--csv"},
                      {"--quiet", "--peaks", "--no-rotate", "--no-drift-check"});
   if (!a.positional.empty()) usage("unexpected argument '" + a.positional.front() + "'");
   if (!a.has("--kernels")) usage("run needs --kernels (e.g. --kernels gemm.naive,gemm.tiled_shared)");
@@ -327,6 +351,7 @@ int cmdRun(int argc, char** argv) {
   if (a.has("--drift-threshold"))
     plan.drift_threshold = parseFraction(a.get("--drift-threshold"), "--drift-threshold", "3%");
   plan.drift_interval_ms = parseCount(a.get("--drift-interval-ms", "1000"), "--drift-interval-ms", 0);
+  if (a.has("--dispatch-timeout")) plan.dispatch_timeout_ms = parseDuration(a.get("--dispatch-timeout"));
   std::vector<std::string> notes;
   auto items = ks::buildPlan(spec, &notes);
   if (!items) usage(items.error().message);
@@ -369,14 +394,36 @@ int cmdRun(int argc, char** argv) {
               static_cast<unsigned long long>(plan.seed));
   std::fflush(stdout);
 
-  std::signal(SIGINT, [](int) { g_cancel.store(true); });
   ks::Runner runner(e.device.get());
+  {
+    // When no point can run (every one would be skipped), say why and stop, as
+    // the app keeps Run off; nothing would be measured.
+    std::vector<std::string> reasons;
+    bool any_runs = false;
+    for (const auto& item : plan.items) {
+      auto why = runner.whySkipped(item);
+      if (!why) {
+        any_runs = true;
+        break;
+      }
+      const std::string line = item.kernel + ": " + *why;
+      if (std::find(reasons.begin(), reasons.end(), line) == reasons.end()) reasons.push_back(line);
+    }
+    if (!any_runs && !plan.items.empty()) {
+      std::fprintf(stderr, "kernelscope-cli: error: none of the %zu points can run:\n", plan.items.size());
+      for (size_t i = 0; i < reasons.size() && i < 20; ++i) std::fprintf(stderr, "  %s\n", reasons[i].c_str());
+      if (reasons.size() > 20) std::fprintf(stderr, "  ... and %zu more reasons\n", reasons.size() - 20);
+      return 2;
+    }
+  }
+  std::signal(SIGINT, [](int) { g_cancel.store(true); });
+  const ks::PointLineColumns columns = ks::pointLineColumns(plan.items);
   size_t index = 0;
   ks::RunCallbacks cb;
   cb.point = [&](const ks::Measurement& m) {
     ++index;
     if (!quiet) {
-      std::printf("%s\n", ks::formatPointLine(m, index, plan.items.size()).c_str());
+      std::printf("%s\n", ks::formatPointLine(m, index, plan.items.size(), columns).c_str());
       std::fflush(stdout);
     }
     // Tables show one line; a compile log with its numbered source goes to stderr whole.
@@ -387,15 +434,14 @@ int cmdRun(int argc, char** argv) {
   if (plan.drift_check) session.drift = runner.drift();
 
   std::printf("\n%s", ks::formatSummaryTable(session.points, session.peaks ? &*session.peaks : nullptr).c_str());
-  size_t failed = 0, skipped = 0, cancelled = 0;
+  size_t ok = 0, failed = 0, skipped = 0;
   for (const auto& m : session.points) {
+    ok += m.status == ks::PointStatus::Ok;
     failed += m.status == ks::PointStatus::Failed;
     skipped += m.status == ks::PointStatus::Skipped;
-    cancelled += m.status == ks::PointStatus::Cancelled;
   }
   const bool interrupted = g_cancel.load();
-  std::printf("%zu of %zu points ran: %zu failed, %zu skipped%s\n", session.points.size() - cancelled,
-              plan.items.size(), failed, skipped, interrupted ? "; interrupted, the rest did not run" : "");
+  std::printf("%s\n", ks::formatRunTally(plan.items.size(), ok, failed, skipped, interrupted).c_str());
   if (const auto table = ks::formatComplexityTable(session.points, fit_from); !table.empty())
     std::printf("\n%s\n", table.c_str());
   if (session.drift) std::printf("%s\n", ks::formatDriftLine(*session.drift).c_str());

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -227,7 +228,7 @@ TEST_F(CliRun, PrintsOneLinePerPointInOrder) {
 
 TEST_F(CliRun, PrintsSummaryTable) {
   const std::string& out = result_->out;
-  const std::string table = summaryTable(out, "8 of 8 points ran");
+  const std::string table = summaryTable(out, "8 points: 8 ran");
   ASSERT_FALSE(table.empty()) << out;
   const auto rows = lines(table);
   ASSERT_EQ(rows.size(), 2 + 8u) << table;
@@ -237,7 +238,7 @@ TEST_F(CliRun, PrintsSummaryTable) {
     EXPECT_TRUE(contains(rows[i], "gpu_timestamp")) << rows[i];
     EXPECT_EQ(rows[i].substr(rows[i].size() - 4), "  ok") << rows[i];
   }
-  EXPECT_TRUE(contains(out, "8 of 8 points ran: 0 failed, 0 skipped")) << out;
+  EXPECT_TRUE(contains(out, "8 points: 8 ran (8 ok, 0 failed), 0 skipped")) << out;
   // Two sizes per series: a slope of log time vs log size for each of the 4 series.
   EXPECT_TRUE(std::regex_search(out, std::regex(R"(complexity: slope[^\n]*\n)"))) << out;
   EXPECT_TRUE(std::regex_search(out, std::regex(R"(gemm\.tiled_shared 16x16\s+2\s+\d\.\d\d)"))) << out;
@@ -293,7 +294,7 @@ TEST_F(CliRun, ShowReprintsTheSameTable) {
   EXPECT_TRUE(contains(r.out, "device: llvmpipe")) << r.out;
   EXPECT_TRUE(contains(r.out, "1 warm-up + 3 timed repetitions")) << r.out;
   const std::string shown = summaryTable(r.out, "\ncomplexity:");
-  const std::string ran = summaryTable(result_->out, "8 of 8 points ran");
+  const std::string ran = summaryTable(result_->out, "8 points: 8 ran");
   ASSERT_FALSE(shown.empty()) << r.out;
   EXPECT_EQ(shown, ran);
 }
@@ -305,7 +306,7 @@ TEST_F(CliRun, PrintsTheDriftCheckAndKeepsItInTheSession) {
   const std::regex line(
       R"((^|\n)(warning: )?drift check: (stable: reference time within \+-|UNSTABLE: reference time moved ))");
   EXPECT_TRUE(std::regex_search(out, line)) << out;
-  EXPECT_GT(out.find("drift check: "), out.find("8 of 8 points ran")) << out;
+  EXPECT_GT(out.find("drift check: "), out.find("8 points: 8 ran")) << out;
   auto s = ks::loadSession(session_->string());
   ASSERT_TRUE(s.ok()) << s.error().message;
   ASSERT_TRUE(s->drift.has_value());
@@ -349,8 +350,8 @@ TEST(CliRunAll, RegisterKernelsRunWhenTheSizeFits) {
   for (const auto& k : ks::Registry::instance().all()) n += k.family == "gemm";
   EXPECT_TRUE(contains(r.err, "note: dot.two_pass_global takes sizes N (elements), not 64x48x32; left out")) << r.err;
   // The tile kernels need multiples of their tiles and coopmat needs the extension: skipped, not failed.
-  EXPECT_TRUE(std::regex_search(
-      r.out, std::regex(std::to_string(n) + " of " + std::to_string(n) + R"( points ran: 0 failed, \d+ skipped)")))
+  EXPECT_TRUE(
+      std::regex_search(r.out, std::regex(std::to_string(n) + R"( points: \d+ ran \(\d+ ok, 0 failed\), \d+ skipped)")))
       << r.out;
   for (const char* id : {"gemm.reg4x4", "gemm.reg8x4", "gemm.block_tiling", "cpu.gemm.openblas"}) {
     const std::regex line("\\[\\d+/" + std::to_string(n) + "\\] " + std::regex_replace(id, std::regex("\\."), "\\.") +
@@ -372,7 +373,7 @@ TEST(CliRunSkips, SizeNotAMultipleIsSkippedNotFailed) {
   EXPECT_EQ(r.rc, 0) << "a skipped point is not a failure:\n" << r.all();
   EXPECT_TRUE(contains(r.out, "skipped")) << r.out;
   EXPECT_TRUE(contains(r.out, "not a multiple of 4")) << r.out;
-  EXPECT_TRUE(contains(r.out, "2 of 2 points ran: 0 failed, 1 skipped")) << r.out;
+  EXPECT_TRUE(contains(r.out, "2 points: 1 ran (1 ok, 0 failed), 1 skipped")) << r.out;
   auto s = ks::loadSession(session.string());
   ASSERT_TRUE(s.ok()) << s.error().message;
   ASSERT_EQ(s->points.size(), 2u);
@@ -394,20 +395,46 @@ TEST(CliRunSkips, WorkgroupOverInvocationLimitIsSkipped) {
       << r.out;
   EXPECT_TRUE(contains(r.out, "2048")) << r.out;
   EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\[2/2\] gemm\.naive\s+8x8\s+16\s+median)"))) << r.out;
-  EXPECT_TRUE(contains(r.out, "2 of 2 points ran: 0 failed, 1 skipped")) << r.out;
+  EXPECT_TRUE(contains(r.out, "2 points: 1 ran (1 ok, 0 failed), 1 skipped")) << r.out;
+}
+
+TEST(CliRunSkips, NoPointThatCanRunIsAUsageErrorWithTheReasons) {
+  // 4096 x 4096 workgroups are over every limit: nothing would be measured.
+  const fs::path session = tempDir() / "nothing.json";
+  const CliResult r = runCli("run --kernels gemm.naive,gemm.tiled_shared --sizes 64 --wg 4096x4096 --reps 1 -o " +
+                             quote(session.string()));
+  EXPECT_EQ(r.rc, 2) << r.all();
+  EXPECT_TRUE(contains(r.err, "none of the 2 points can run")) << r.err;
+  EXPECT_TRUE(contains(r.err, "gemm.naive: ")) << r.err;
+  EXPECT_TRUE(contains(r.err, "gemm.tiled_shared: ")) << r.err;
+  EXPECT_TRUE(contains(r.err, "maxComputeWorkGroup")) << r.err;
+  EXPECT_FALSE(fs::exists(session)) << "nothing ran, so no session is written";
+}
+
+TEST(CliRunLines, PointLinesAlignHoweverLongTheParameters) {
+  // Two series with parameter texts of different lengths: the median column
+  // starts at the same place on every line.
+  const CliResult r = runCli(
+      "run --kernels gemm.tiled_shared_unroll,cpu.gemm.naive --sizes 32,64 --param UNROLL=2,16 --reps 2 --warmup 0 "
+      "--no-drift-check");
+  ASSERT_EQ(r.rc, 0) << r.all();
+  std::set<size_t> columns;
+  for (const auto& line : lines(r.out))
+    if (line.rfind("[", 0) == 0 && contains(line, "median")) columns.insert(line.find("median"));
+  EXPECT_EQ(columns.size(), 1u) << r.out;
 }
 
 TEST(CliRunRanges, GeometricSizeRangeRuns) {
   // The usage text advertises 64:4096:x2.
   const CliResult r = runCli("run --kernels cpu.gemm.naive --sizes 16:32:x2 --reps 1 --warmup 0");
   EXPECT_EQ(r.rc, 0) << r.all();
-  EXPECT_TRUE(contains(r.out, "2 of 2 points ran: 0 failed, 0 skipped")) << r.out;
+  EXPECT_TRUE(contains(r.out, "2 points: 2 ran (2 ok, 0 failed), 0 skipped")) << r.out;
 }
 
 TEST(CliRunRanges, LinearSizeRangeRuns) {
   const CliResult r = runCli("run --kernels cpu.gemm.naive --sizes 8:24:+8 --reps 1 --warmup 0");
   EXPECT_EQ(r.rc, 0) << r.all();
-  EXPECT_TRUE(contains(r.out, "3 of 3 points ran: 0 failed, 0 skipped")) << r.out;
+  EXPECT_TRUE(contains(r.out, "3 points: 3 ran (3 ok, 0 failed), 0 skipped")) << r.out;
 }
 
 // ---------------------------------------------------------------- usage errors
@@ -709,5 +736,5 @@ TEST(CliHostMemory, APointLargerThanHostMemoryIsSkippedNotKilled) {
   EXPECT_EQ(r.rc, 0) << r.all();
   EXPECT_NE(r.out.find("skipped: needs about"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("GiB of host memory"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("2 of 2 points ran: 0 failed, 1 skipped"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2 points: 1 ran (1 ok, 0 failed), 1 skipped"), std::string::npos) << r.out;
 }

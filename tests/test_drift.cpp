@@ -8,6 +8,7 @@
 #include <cmath>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/bench/drift.h"
@@ -107,6 +108,49 @@ TEST(DriftEvaluate, StaysQuietOnNoiseWithOutliers) {
     const auto report = evaluateDrift("synthetic", checks, 0.03);
     EXPECT_FALSE(report.unstable) << "seed " << seed << ": " << report.summary();
   }
+}
+
+TEST(DriftEvaluate, AMoveInsideTheChecksNoiseIsNotDrift) {
+  // A noisy machine (10% scatter per run, a shared VM or lavapipe's threads):
+  // the medians of two checks differ by more than 3% by chance, but their 95%
+  // confidence intervals overlap, so nothing says the machine changed.
+  size_t moved_past_threshold = 0;
+  for (uint64_t seed = 1; seed <= 500; ++seed) {
+    std::mt19937_64 rng(seed);
+    const auto checks = noisyChecks(rng, std::vector<double>(6, 1.0), 0.10);
+    const auto report = evaluateDrift("synthetic", checks, 0.03);
+    moved_past_threshold += report.max_change > 0.03;
+    // The old rule fires on the same checks whenever a median moved past 3%.
+    const auto old = evaluateDrift("synthetic", checks, 0.03, DriftRule::ThresholdOnly);
+    EXPECT_EQ(old.unstable, old.max_change > 0.03);
+    if (report.unstable) {
+      // Only when the intervals really are disjoint (rare by chance).
+      const auto& first = report.checks[0].stats;
+      const auto& worst = report.checks[report.worst_check].stats;
+      EXPECT_TRUE(worst.ci_low > first.ci_high || worst.ci_high < first.ci_low) << report.summary();
+    }
+  }
+  EXPECT_GT(moved_past_threshold, 250u) << "the noise should often move a median past 3%";
+  std::mt19937_64 rng(7);
+  const auto quiet = evaluateDrift("synthetic", noisyChecks(rng, {1, 1.04}, 0.10), 0.03);
+  if (!quiet.unstable && quiet.max_change > 0.03)
+    EXPECT_TRUE(contains(quiet.summary(), "within the checks' noise")) << quiet.summary();
+}
+
+TEST(DriftEvaluate, ARealSlowdownOnANoisyMachineIsStillFlagged) {
+  // Both cores taken halfway: the reference doubles, far outside any noise.
+  for (uint64_t seed = 1; seed <= 200; ++seed) {
+    std::mt19937_64 rng(seed);
+    const auto report = evaluateDrift("synthetic", noisyChecks(rng, {1, 1, 1, 2, 2}, 0.10), 0.03);
+    ASSERT_TRUE(report.unstable) << "seed " << seed << ": " << report.summary();
+    EXPECT_GE(report.worst_check, 3u);
+  }
+}
+
+TEST(DriftEvaluate, TheRuleRoundTripsByName) {
+  for (DriftRule r : {DriftRule::ThresholdAndCi, DriftRule::ThresholdOnly})
+    EXPECT_EQ(parseDriftRule(driftRuleName(r)).value(), r);
+  EXPECT_FALSE(parseDriftRule("vibes").ok());
 }
 
 TEST(DriftEvaluate, TheThresholdIsExactAtTheBoundary) {
@@ -273,6 +317,37 @@ TEST(DriftSweep, LavapipeSweepChecksAtStartBetweenKernelsAndEnd) {
     EXPECT_EQ(back->drift->checks[i].stats.median, drift.checks[i].stats.median);
   }
   EXPECT_EQ(sessionToJson(*back), text);
+}
+
+// A real change: both cores (every core) taken by another job halfway through
+// a lavapipe sweep. The reference shares the cores with the load, its time
+// grows far past the noise, and the sweep is flagged.
+TEST(DriftSweep, ALoadStartedHalfwayIsFlaggedOnLavapipe) {
+  Plan plan = planOf(
+      {"dot.two_pass_shared", "dot.two_pass_subgroup_add", "dot.two_pass_global", "dot.two_pass_subgroup_shuffle"},
+      {4096});
+  Runner runner(&ks::testing::device());
+  std::atomic<bool> stop_load{false};
+  std::vector<std::thread> load;
+  RunCallbacks cb;
+  cb.point = [&](const Measurement&) {
+    if (!load.empty()) return;
+    // After the first point: a busy loop on every hardware thread.
+    for (unsigned i = 0; i < std::max(2u, std::thread::hardware_concurrency()); ++i)
+      load.emplace_back([&stop_load] {
+        volatile uint64_t x = 0;
+        while (!stop_load.load(std::memory_order_relaxed)) x = x + 1;
+      });
+  };
+  std::atomic<bool> cancel{false};
+  runner.run(plan, cb, cancel);
+  stop_load.store(true);
+  for (auto& t : load) t.join();
+  const DriftReport& drift = runner.drift();
+  ASSERT_GE(drift.checks.size(), 3u) << drift.summary();
+  EXPECT_TRUE(drift.unstable) << drift.summary();
+  EXPECT_GT(drift.changeOf(drift.worst_check), 0.03) << "the load slows the reference: " << drift.summary();
+  std::printf("[ info     ] %s\n", drift.summary().c_str());
 }
 
 TEST(DriftSweep, HostReferenceWithoutADevice) {

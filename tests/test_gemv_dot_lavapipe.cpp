@@ -578,6 +578,59 @@ TEST(InputRotation, RotatedGpuAndCpuPointsVerifyAndRecordTheirSets) {
   }
 }
 
+TEST(InputRotation, RotatedCopiesLargerThanTheStorageBufferRangeBindOneSetAtATime) {
+  // gemv 2048 x 2048: 16 MiB of matrix per set; the default 256 MiB cache
+  // budget needs 17 sets, a buffer of 272 MiB: over lavapipe's 128 MiB
+  // maxStorageBufferRange. Each run binds one set (under the validation layer
+  // in the test suite, a whole-buffer binding would be an error).
+  Runner runner(&device());
+  Plan plan = quickPlan(2, 1);
+  plan.cache_bytes = 256ull << 20;
+  const KernelInfo& k = *Registry::instance().find("gemv.row_per_thread");
+  PlanItem item{k.id, k.defaultParams(), ProblemSize{2048, 2048, 1, 2}};
+  std::atomic<bool> cancel{false};
+  Measurement m = runner.runPoint(item, plan, cancel);
+  expectVerified(k, m, k.bytes(m.item.size, m.item.params));
+  EXPECT_GE(m.input_sets, 17u);
+  EXPECT_GT(uint64_t(m.input_sets) * 2048 * 2048 * 4, device().info().max_storage_buffer_range)
+      << "the rotated copies must exceed the range for this test to mean anything";
+}
+
+TEST(Bindings, RangesOverTheDeviceLimitsAreRefusedWithTheLimit) {
+  auto& dev = device();
+  const auto& info = dev.info();
+  vk::PipelineDesc desc;
+  desc.name = "util_empty.comp";
+  desc.source = shaderSource(desc.name);
+  desc.buffer_count = 1;
+  desc.push_constant_bytes = 0;
+  auto pipeline = dev.pipeline(desc);
+  ASSERT_TRUE(pipeline.ok()) << pipeline.error().message;
+  auto small = dev.createBuffer(4096, vk::Placement::DeviceLocal, "a test buffer");
+  ASSERT_TRUE(small.ok());
+  std::vector<vk::Device::RecordedStep> steps{{*pipeline, {1, 1, 1}, {}}};
+  if (info.min_storage_offset_alignment > 1) {
+    auto misaligned = dev.prepareDispatch(steps, {vk::BufferRange{&*small, 4, 256}}, {});
+    ASSERT_FALSE(misaligned.ok());
+    EXPECT_NE(misaligned.error().message.find("minStorageBufferOffsetAlignment"), std::string::npos)
+        << misaligned.error().message;
+  }
+  auto past_end = dev.prepareDispatch(steps, {vk::BufferRange{&*small, 0, 8192}}, {});
+  ASSERT_FALSE(past_end.ok());
+  EXPECT_NE(past_end.error().message.find("runs past its buffer"), std::string::npos) << past_end.error().message;
+  if (info.max_storage_buffer_range < (512ull << 20)) {
+    const uint64_t bytes = info.max_storage_buffer_range + (1 << 20);
+    auto big = dev.createBuffer(bytes, vk::Placement::DeviceLocal, "a large buffer", false);
+    ASSERT_TRUE(big.ok()) << big.error().message;
+    auto whole = dev.prepareDispatch(steps, {vk::BufferRange{&*big}}, {});
+    ASSERT_FALSE(whole.ok());
+    EXPECT_NE(whole.error().message.find("maxStorageBufferRange"), std::string::npos) << whole.error().message;
+    auto slice = dev.prepareDispatch(steps, {vk::BufferRange{&*big, 0, 1 << 20}}, {});
+    EXPECT_TRUE(slice.ok()) << slice.error().message;
+    if (slice.ok()) EXPECT_TRUE((*slice)->run().ok());
+  }
+}
+
 TEST(InputRotation, WithoutRotationSmallPointsAreMarkedCacheResident) {
   Runner runner(&device());
   Plan plan = quickPlan(3, 1);

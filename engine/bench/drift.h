@@ -5,6 +5,7 @@
 // throttling, another job) and its points may not be comparable.
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,14 +23,24 @@ struct DriftCheck {
   Stats stats;                     // of samples_ns
 };
 
+// When a check counts as drift. ThresholdOnly is how sessions before
+// kernelscope 0.1's CI rule were judged (kept so they load with their verdict).
+enum class DriftRule {
+  ThresholdAndCi,  // the median moved past the threshold AND the two checks' 95% CIs of the median are disjoint
+  ThresholdOnly,   // the median moved past the threshold
+};
+std::string driftRuleName(DriftRule rule);  // "threshold+ci", "threshold"
+Result<DriftRule> parseDriftRule(const std::string& name);
+
 struct DriftReport {
   std::string reference;  // what ran, e.g. "peak_fma.comp fp32, 16 workgroups x 64 iterations"
   std::string clock;      // "gpu_timestamp" or "wall"
   double threshold = 0.03;
+  DriftRule rule = DriftRule::ThresholdAndCi;
   std::vector<DriftCheck> checks;
   double max_change = 0;   // largest |median_i / median_0 - 1|
-  size_t worst_check = 0;  // index into checks of that largest change
-  bool unstable = false;   // max_change > threshold (needs 2+ checks)
+  size_t worst_check = 0;  // the largest significant change when unstable, else the largest change
+  bool unstable = false;   // a check moved significantly under `rule` (needs 2+ checks)
   std::string error;       // why the reference could not run (the checks before it still count)
 
   // The signed change of checks[i] against the first check (0 without one).
@@ -43,10 +54,14 @@ struct DriftReport {
 inline constexpr const char* kDriftWhen[] = {"start", "between", "end"};
 bool isDriftWhen(const std::string& when);
 
-// Pure: change relative to the first check's median; unstable when the
-// largest change exceeds `threshold` (a change equal to it, up to rounding,
-// is not more than it). Fewer than 2 checks are never unstable.
-DriftReport evaluateDrift(std::string reference, std::vector<DriftCheck> checks, double threshold);
+// Pure: change relative to the first check's median; unstable when a check's
+// change exceeds `threshold` (a change equal to it, up to rounding, is not
+// more than it) and, under ThresholdAndCi, its median's 95% confidence
+// interval does not overlap the first check's: a move inside the noise of the
+// two checks is not evidence that the machine changed. Fewer than 2 checks are
+// never unstable.
+DriftReport evaluateDrift(std::string reference, std::vector<DriftCheck> checks, double threshold,
+                          DriftRule rule = DriftRule::ThresholdAndCi);
 
 // The reference workload. With a device: a small fixed dispatch of
 // shaders/peak_fma.comp (fp32), its iteration count calibrated once, at the
@@ -58,18 +73,29 @@ class DriftReference {
   struct Options {
     uint32_t untimed_runs = 2;
     uint32_t timed_runs = 15;
-    double target_ms = 0.5;  // one run; calibrated once
+    double target_ms = 0.5;           // one run on a GPU; calibrated once
+    double software_target_ms = 2.0;  // one run on a CPU device (lavapipe) or the host loop: above scheduler jitter
+    uint32_t steady_window = 5;       // warm-up runs per window when waiting for a steady time
+    double steady_tolerance = 0.02;   // two windows' medians within this: steady
+    uint32_t max_warmup_ms = 1000;    // give up waiting for a steady time (the check still runs)
   };
 
   explicit DriftReference(vk::Device* device);  // nullptr: the CPU loop
   DriftReference(vk::Device* device, Options options);
   ~DriftReference();
 
-  // One check: at least `untimed_runs` and `warmup_ms` of untimed runs (clocks
-  // ramp up after the device idled), then `timed_runs` timed ones. Fails with a
-  // reason, never throws; a cancelled check fails with "cancelled".
+  // One check: at least `untimed_runs` and `warmup_ms` of untimed runs, then
+  // more until two consecutive windows of runs agree (GPU clocks ramp up after
+  // the device idled during a CPU verification; OpenBLAS worker threads spin
+  // for a while after the verification and take lavapipe's cores), at most
+  // max_warmup_ms; then `timed_runs` timed ones. Fails with a reason, never
+  // throws; a cancelled check fails with "cancelled".
   Result<DriftCheck> check(const std::string& when, size_t after_points, uint32_t warmup_ms,
                            const std::atomic<bool>& cancel);
+
+  // The device was recreated: its pipeline and buffers are made again at the
+  // next check, with the same calibrated iteration count.
+  void deviceRecreated();
 
   std::string description() const;  // what runs, once calibrated
   std::string clock() const;        // "gpu_timestamp" or "wall"
@@ -78,6 +104,9 @@ class DriftReference {
   struct Gpu;
   Result<std::vector<double>> runGpu(uint32_t warmup_ms, const std::atomic<bool>& cancel);
   Result<std::vector<double>> runCpu(uint32_t warmup_ms, const std::atomic<bool>& cancel);
+  // Untimed runs of `runOnce` until the device is steady (see check()).
+  Status warmUp(const std::function<Result<double>()>& runOnce, uint32_t warmup_ms);
+  double targetMs() const;
 
   vk::Device* device_;
   Options options_;

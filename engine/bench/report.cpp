@@ -1,5 +1,6 @@
 #include "engine/bench/report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -17,10 +18,11 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
-std::string paramsText(const Measurement& m) {
-  const KernelInfo* k = Registry::instance().find(m.item.kernel);
-  return m.item.params.str(!k || k->uses_workgroup);
+std::string paramsText(const PlanItem& item) {
+  const KernelInfo* k = Registry::instance().find(item.kernel);
+  return item.params.str(!k || k->uses_workgroup);
 }
+std::string paramsText(const Measurement& m) { return paramsText(m.item); }
 
 // Errors can hold a whole compile log; tables show its first line.
 std::string firstLine(const std::string& s) {
@@ -53,16 +55,41 @@ std::string formatDuration(double ns) {
   return fmt("%.3g s", ns / 1e9);
 }
 
+std::string formatRunTally(size_t planned, size_t ok, size_t failed, size_t skipped, bool interrupted) {
+  const size_t ran = ok + failed;
+  std::string text = std::to_string(planned) + (planned == 1 ? " point: " : " points: ") + std::to_string(ran) +
+                     " ran (" + std::to_string(ok) + " ok, " + std::to_string(failed) + " failed), " +
+                     std::to_string(skipped) + " skipped";
+  const size_t not_run = planned - std::min(planned, ran + skipped);
+  if (not_run) text += ", " + std::to_string(not_run) + " not run";
+  if (interrupted) text += "; interrupted, the rest did not run";
+  return text;
+}
+
 std::string formatDriftLine(const DriftReport& drift) {
   return std::string(drift.unstable ? "warning: " : "") + "drift check: " + drift.summary();
 }
 
-std::string formatPointLine(const Measurement& m, size_t index, size_t total) {
+PointLineColumns pointLineColumns(const std::vector<PlanItem>& items) {
+  PointLineColumns c;
+  c.index = 2 * std::to_string(items.size()).size() + 3;  // "[12/34]"
+  for (const auto& item : items) {
+    c.kernel = std::max(c.kernel, item.kernel.size());
+    c.params = std::max(c.params, paramsText(item).size());
+    c.size = std::max(c.size, item.size.str().size());
+  }
+  return c;
+}
+
+std::string formatPointLine(const Measurement& m, size_t index, size_t total, const PointLineColumns& columns) {
   std::ostringstream out;
-  char head[160];
-  std::snprintf(head, sizeof head, "[%zu/%zu] %-26s %-18s %-16s ", index, total, m.item.kernel.c_str(),
-                paramsText(m).c_str(), m.item.size.str().c_str());
-  out << head;
+  auto padded = [](std::string text, size_t width) {
+    if (text.size() < width) text.resize(width, ' ');
+    return text + " ";
+  };
+  out << padded("[" + std::to_string(index) + "/" + std::to_string(total) + "]", columns.index)
+      << padded(m.item.kernel, columns.kernel) << padded(paramsText(m), columns.params)
+      << padded(m.item.size.str(), columns.size);
   switch (m.status) {
     case PointStatus::Ok:
       out << "median " << formatDuration(m.stats.median);

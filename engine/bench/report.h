@@ -12,7 +12,13 @@
 namespace ks {
 
 std::string formatDuration(double ns);  // "812 ns", "12.3 us", "4.56 ms", "1.23 s"
-std::string formatPointLine(const Measurement& m, size_t index, size_t total);
+// Widths of the per-point line's leading columns, from the whole plan, so that
+// the lines of a sweep align however long a kernel's parameters are.
+struct PointLineColumns {
+  size_t index = 7, kernel = 26, params = 18, size = 16;
+};
+PointLineColumns pointLineColumns(const std::vector<PlanItem>& items);
+std::string formatPointLine(const Measurement& m, size_t index, size_t total, const PointLineColumns& columns = {});
 // With peaks, a "% peak" column: the share of the roof at each point's intensity.
 std::string formatSummaryTable(const std::vector<Measurement>& points, const DevicePeaks* peaks = nullptr);
 std::string formatPeakFraction(const Measurement& m, const DevicePeaks& peaks);  // "87% mem", "-"
@@ -21,6 +27,9 @@ std::string measurementsToCsv(const std::vector<Measurement>& points);
 // Slope of log time vs log size per series (empty when no series has 2+ sizes).
 // min_scale > 0: fit only the points at or above that size (see fitComplexity).
 std::string formatComplexityTable(const std::vector<Measurement>& points, double min_scale = 0);
+
+// "5 points: 3 ran (2 ok, 1 failed), 2 skipped[, 1 not run][; interrupted ...]".
+std::string formatRunTally(size_t planned, size_t ok, size_t failed, size_t skipped, bool interrupted);
 
 // "drift check: stable: ..." or, when unstable, "warning: drift check: UNSTABLE: ...".
 std::string formatDriftLine(const DriftReport& drift);

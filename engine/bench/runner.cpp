@@ -57,6 +57,17 @@ std::optional<std::string> samplingDone(const Plan& plan, const std::vector<doub
 }
 }  // namespace
 
+double dispatchTimeoutSeconds(const KernelInfo& kernel, const PlanItem& item, const Plan& plan,
+                              const vk::DeviceInfo& device) {
+  if (plan.dispatch_timeout_ms) return plan.dispatch_timeout_ms / 1000.0;
+  // Pessimistic rates (a naive kernel on a slow device), so a legitimate run
+  // is never stopped: 1 GFLOP/s and 1 GB/s on a CPU device, 50 on a GPU.
+  const double rate = device.isSoftware() ? 1e9 : 50e9;
+  const double flops = kernel.flops ? kernel.flops(item.size) : 0;
+  const double bytes = kernel.bytes ? kernel.bytes(item.size, item.params) : 0;
+  return 5.0 + 10.0 * (flops + bytes) / rate;
+}
+
 InputRotation inputRotation(bool memory_bound, uint64_t set_bytes, const Plan& plan, uint64_t max_sets) {
   InputRotation r;
   if (!memory_bound || set_bytes == 0) return r;
@@ -98,13 +109,15 @@ std::vector<Measurement> Runner::run(const Plan& plan, const RunCallbacks& cb, c
   }
   auto last_check = std::chrono::steady_clock::now();
   // Whether the reference's device idled since its last work (a CPU point ran
-  // while a GPU reference waited): its clocks may have dropped, so the next
-  // check warms up as long as a point does, and no "between" check is taken
-  // there (it would time the ramp-up, not the machine).
+  // while a GPU reference waited): no "between" check is taken there.
   bool reference_idle = true;
+  // Every check warms up as long as a point does, then until steady: each
+  // follows a CPU verification, during which GPU clocks drop and after which
+  // OpenBLAS's threads spin on the cores lavapipe needs. A check taken in
+  // other conditions than the points' would measure those, not the machine.
   auto checkDrift = [&](const char* when) {
     if (!reference || !drift_.error.empty() || cancel.load()) return;  // a failed reference is not retried
-    auto check = reference->check(when, out.size(), reference_idle ? plan.warmup_ms : 0, cancel);
+    auto check = reference->check(when, out.size(), plan.warmup_ms, cancel);
     last_check = std::chrono::steady_clock::now();
     reference_idle = false;
     if (!check && cancel.load()) return;  // cancelled, not failed
@@ -130,6 +143,16 @@ std::vector<Measurement> Runner::run(const Plan& plan, const RunCallbacks& cb, c
             plan.drift_interval_ms)
       checkDrift("between");
     out.push_back(runPoint(plan.items[i], plan, cancel));
+    if (device_ && device_->lost()) {
+      // Lost or hung (the watchdog): a new logical device, and the sweep goes on.
+      Measurement& m = out.back();
+      if (auto st = device_->recreate(); st) {
+        m.error += "; the device was recreated and the sweep goes on";
+        if (reference) reference->deviceRecreated();
+      } else {
+        m.error += "; " + st.error().message;
+      }
+    }
     if (device_) {
       const KernelInfo* kernel = Registry::instance().find(out.back().item.kernel);
       const bool ran_on_device = kernel && kernel->backend == Backend::Vulkan &&
@@ -145,6 +168,31 @@ std::vector<Measurement> Runner::run(const Plan& plan, const RunCallbacks& cb, c
   return out;
 }
 
+std::optional<std::string> Runner::whySkipped(const PlanItem& item) const {
+  const KernelInfo* kernel = Registry::instance().find(item.kernel);
+  if (!kernel) return std::nullopt;  // fails, not skipped
+  ProblemSize size = item.size;
+  size.rank = kernel->size_rank;
+  const vk::DeviceInfo* info = device_ ? &device_->info() : nullptr;
+  if (kernel->backend == Backend::Vulkan && !device_) return std::string("unsupported: no Vulkan device");
+  if (auto why = checkPoint(*kernel, size, item.params, info)) return why;
+  // The inputs, the output and the double-precision reference live in host
+  // memory for every point; Linux would rather kill the process than fail an
+  // allocation, so refuse what cannot fit.
+  if (kernel->bytes) {
+    const double need = 2.5 * kernel->bytes(size, item.params);
+    const double avail = double(cpu::availableHostMemory());
+    if (avail > 0 && need > 0.9 * avail) {
+      char buf[200];
+      std::snprintf(buf, sizeof buf,
+                    "needs about %.1f GiB of host memory for its inputs, output and reference; %.1f GiB available",
+                    need / double(1ull << 30), avail / double(1ull << 30));
+      return std::string(buf);
+    }
+  }
+  return std::nullopt;
+}
+
 Measurement Runner::runPoint(const PlanItem& item, const Plan& plan, const std::atomic<bool>& cancel) {
   Measurement m;
   m.item = item;
@@ -155,13 +203,7 @@ Measurement Runner::runPoint(const PlanItem& item, const Plan& plan, const std::
     return m;
   }
   m.item.size.rank = kernel->size_rank;
-  const vk::DeviceInfo* info = device_ ? &device_->info() : nullptr;
-  if (kernel->backend == Backend::Vulkan && !device_) {
-    m.status = PointStatus::Skipped;
-    m.error = "unsupported: no Vulkan device";
-    return m;
-  }
-  if (auto why = checkPoint(*kernel, m.item.size, item.params, info)) {
+  if (auto why = whySkipped(item)) {
     m.status = PointStatus::Skipped;
     m.error = *why;
     return m;
@@ -170,22 +212,6 @@ Measurement Runner::runPoint(const PlanItem& item, const Plan& plan, const std::
     m.status = PointStatus::Failed;
     m.error = "reps must be at least 1";
     return m;
-  }
-  // The inputs, the output and the double-precision reference live in host
-  // memory for every point; Linux would rather kill the process than fail an
-  // allocation, so refuse what cannot fit.
-  if (kernel->bytes) {
-    const double need = 2.5 * kernel->bytes(m.item.size, item.params);
-    const double avail = double(cpu::availableHostMemory());
-    if (avail > 0 && need > 0.9 * avail) {
-      char buf[200];
-      std::snprintf(buf, sizeof buf,
-                    "needs about %.1f GiB of host memory for its inputs, output and reference; %.1f GiB available",
-                    need / double(1ull << 30), avail / double(1ull << 30));
-      m.status = PointStatus::Skipped;
-      m.error = buf;
-      return m;
-    }
   }
   try {
     PlanItem sized = item;
@@ -231,6 +257,7 @@ Measurement Runner::runGpu(const KernelInfo& kernel, const PlanItem& item, const
   if (device_->lost()) return fail("the device was lost earlier in this sweep");
   const auto& dev = device_->info();
   if (kernel.method_note) m.method = kernel.method_note(item.params, dev);
+  device_->setDispatchTimeout(dispatchTimeoutSeconds(kernel, item, plan, dev));  // uploads included
   Workload& w = workload(kernel, item, plan);
 
   // Buffers in binding order: inputs uploaded, the output poisoned with NaN so
@@ -313,21 +340,22 @@ Measurement Runner::runGpu(const KernelInfo& kernel, const PlanItem& item, const
     for (const auto& [name, value] : (*pipeline)->statistics)
       m.pipeline_stats += (m.pipeline_stats.empty() ? "" : "; ") + name + "=" + value;
   }
-  std::vector<const vk::Buffer*> bound;
-  for (const auto& b : buffers) bound.push_back(&b);
-  auto dispatch = device_->prepareDispatch(recorded, bound, zero_each_run);
+  // Rotated inputs are bound one set at a time: the buffer of all sets may
+  // exceed maxStorageBufferRange, a set never does.
+  auto bindingsOfSet = [&](uint64_t set) {
+    std::vector<vk::BufferRange> bindings;
+    for (size_t i = 0; i < buffers.size(); ++i)
+      bindings.push_back(stride[i] && rotation.sets > 1 ? vk::BufferRange{&buffers[i], set * stride[i], specs[i].bytes}
+                                                        : vk::BufferRange{&buffers[i]});
+    return bindings;
+  };
+  auto dispatch = device_->prepareDispatch(recorded, bindingsOfSet(0), zero_each_run);
   if (!dispatch) return fail(dispatch.error().message);
   // Each run (warm-up included) reads the next set of inputs.
   uint64_t run_index = 0;
   auto next_run = [&]() -> Result<vk::Timing> {
-    if (rotation.sets > 1) {
-      const uint64_t set = run_index % rotation.sets;
-      std::vector<vk::BufferRange> bindings;
-      for (size_t i = 0; i < buffers.size(); ++i)
-        bindings.push_back(stride[i] ? vk::BufferRange{&buffers[i], set * stride[i], specs[i].bytes}
-                                     : vk::BufferRange{&buffers[i]});
-      if (auto st = (*dispatch)->rebind(bindings); !st) return st.error();
-    }
+    if (rotation.sets > 1 && run_index > 0)
+      if (auto st = (*dispatch)->rebind(bindingsOfSet(run_index % rotation.sets)); !st) return st.error();
     ++run_index;
     return (*dispatch)->run();
   };

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,11 @@ struct InputRotation {
 inline constexpr uint64_t kMaxInputSets = 65536;
 InputRotation inputRotation(bool memory_bound, uint64_t set_bytes, const Plan& plan, uint64_t max_sets);
 
+// The watchdog's limit for one submission of a point, in seconds: the plan's
+// dispatch_timeout_ms, or automatic (see Plan).
+double dispatchTimeoutSeconds(const KernelInfo& kernel, const PlanItem& item, const Plan& plan,
+                              const vk::DeviceInfo& device);
+
 struct RunCallbacks {
   std::function<void(const Measurement&)> point;
   std::function<void(size_t done, size_t total)> progress;
@@ -72,6 +78,9 @@ class Runner {
   // The drift checks of the last run() (empty when plan.drift_check was off).
   const DriftReport& drift() const { return drift_; }
   Measurement runPoint(const PlanItem& item, const Plan& plan, const std::atomic<bool>& cancel);
+  // Why a point would be skipped before it runs (a size or shape the kernel
+  // cannot take, no device, not enough host memory); nullopt when it can run.
+  std::optional<std::string> whySkipped(const PlanItem& item) const;
 
  private:
   Workload& workload(const KernelInfo& kernel, const PlanItem& item, const Plan& plan);

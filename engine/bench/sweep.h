@@ -42,6 +42,10 @@ struct Plan {
   bool drift_check = true;
   double drift_threshold = 0.03;
   uint32_t drift_interval_ms = 1000;
+  // The dispatch watchdog: a submission that runs longer is stopped, its point
+  // failed, the device recreated and the sweep goes on. 0: automatic, 5 s past
+  // a pessimistic estimate of the point's run from its FLOP and byte counts.
+  uint32_t dispatch_timeout_ms = 0;
 };
 
 // "128,256,512", "64:4096:x2" (geometric), "256:2048:+256" (linear), mixed.

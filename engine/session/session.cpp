@@ -109,8 +109,9 @@ json driftToJson(const DriftReport& d) {
                       {"ci_high_ns", c.stats.ci_high},
                       {"cv", c.stats.cv},
                       {"count", c.stats.count}});
-  return {{"reference", d.reference},   {"clock", d.clock},       {"threshold", d.threshold}, {"checks", checks},
-          {"max_change", d.max_change}, {"unstable", d.unstable}, {"error", d.error}};
+  return {{"reference", d.reference},      {"clock", d.clock}, {"threshold", d.threshold},
+          {"rule", driftRuleName(d.rule)}, {"checks", checks}, {"max_change", d.max_change},
+          {"unstable", d.unstable},        {"error", d.error}};
 }
 
 // ---- validation helpers: every failure names the field path.
@@ -252,6 +253,14 @@ Result<DriftReport> readDrift(const json& d, const Plan& plan) {
     return makeError("drift.threshold: " + std::to_string(threshold) + " is not plan.drift_threshold (" +
                      std::to_string(plan.drift_threshold) + ")");
   if (!unstable->is_boolean()) return makeError("drift.unstable: expected true or false");
+  // Files written before the CI rule were judged on the threshold alone.
+  DriftRule rule = DriftRule::ThresholdOnly;
+  if (d.contains("rule")) {
+    if (!d["rule"].is_string()) return makeError("drift.rule: expected \"threshold+ci\" or \"threshold\"");
+    auto parsed = parseDriftRule(d["rule"].get<std::string>());
+    if (!parsed) return makeError("drift.rule: " + parsed.error().message);
+    rule = *parsed;
+  }
   if (!checks_json->is_array()) return makeError("drift.checks: expected an array");
 
   std::vector<DriftCheck> checks;
@@ -286,7 +295,7 @@ Result<DriftReport> readDrift(const json& d, const Plan& plan) {
     checks.push_back(std::move(c));
   }
 
-  DriftReport report = evaluateDrift(reference, std::move(checks), threshold);
+  DriftReport report = evaluateDrift(reference, std::move(checks), threshold, rule);
   report.clock = clock;
   report.error = error;
   if (unstable->get<bool>() != report.unstable)
@@ -336,6 +345,7 @@ std::string sessionToJson(const Session& s) {
                {"items", items}};
   j["plan"]["rotate_inputs"] = s.plan.rotate_inputs;
   j["plan"]["cache_bytes"] = s.plan.cache_bytes;
+  j["plan"]["dispatch_timeout_ms"] = s.plan.dispatch_timeout_ms;
   json points = json::array();
   for (const auto& m : s.points) {
     const KernelInfo* k = Registry::instance().find(m.item.kernel);
@@ -524,6 +534,11 @@ Result<Session> sessionFromJson(const std::string& text) {
     const uint64_t interval = r.uint(*plan, "plan", "drift_interval_ms");
     if (!r.failed() && interval > 0xFFFFFFFFull) r.fail("plan.drift_interval_ms", "too large");
     s.plan.drift_interval_ms = static_cast<uint32_t>(interval);
+  }
+  if (plan->contains("dispatch_timeout_ms")) {  // 0 (automatic) in files from before the watchdog
+    const uint64_t timeout = r.uint(*plan, "plan", "dispatch_timeout_ms");
+    if (!r.failed() && timeout > 0xFFFFFFFFull) r.fail("plan.dispatch_timeout_ms", "too large");
+    s.plan.dispatch_timeout_ms = static_cast<uint32_t>(timeout);
   }
   if (const json* items = r.field(*plan, "plan", "items")) {
     if (!items->is_array())

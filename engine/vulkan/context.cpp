@@ -1,8 +1,10 @@
 #include "engine/vulkan/context.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "engine/vulkan/shader_compiler.h"
@@ -261,9 +263,80 @@ DeviceInfo probe(VkInstance instance, VkPhysicalDevice pd, uint32_t index) {
   return info;
 }
 
+// Devices given up after a hang: nothing made on them is destroyed (see recreate()).
+std::mutex g_abandoned_mutex;
+std::vector<VkDevice> g_abandoned;
+
+void abandonDevice(VkDevice d) {
+  std::lock_guard<std::mutex> lock(g_abandoned_mutex);
+  if (std::find(g_abandoned.begin(), g_abandoned.end(), d) == g_abandoned.end()) g_abandoned.push_back(d);
+}
+
+bool isAbandoned(VkDevice d) {
+  std::lock_guard<std::mutex> lock(g_abandoned_mutex);
+  return std::find(g_abandoned.begin(), g_abandoned.end(), d) != g_abandoned.end();
+}
+
+constexpr const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
+
+std::atomic<uint64_t> g_validation_errors{0};
+std::atomic<uint64_t> g_validation_warnings{0};
+std::mutex g_validation_mutex;
+std::string g_last_validation_error;
+
+ValidationMode validationModeFromEnvironment() {
+  const char* v = std::getenv("KS_VALIDATION");
+  if (!v || !*v || std::strcmp(v, "0") == 0) return ValidationMode::Off;
+  return std::strcmp(v, "strict") == 0 ? ValidationMode::Strict : ValidationMode::Report;
+}
+
+bool hasInstanceLayer(const char* name) {
+  uint32_t n = 0;
+  vkEnumerateInstanceLayerProperties(&n, nullptr);
+  std::vector<VkLayerProperties> layers(n);
+  vkEnumerateInstanceLayerProperties(&n, layers.data());
+  return std::any_of(layers.begin(), layers.end(), [&](const auto& l) { return std::strcmp(l.layerName, name) == 0; });
+}
+
+VKAPI_ATTR VkBool32 VKAPI_CALL onValidationMessage(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                   VkDebugUtilsMessageTypeFlagsEXT,
+                                                   const VkDebugUtilsMessengerCallbackDataEXT* data, void*) {
+  const bool error = severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+  const char* text = data && data->pMessage ? data->pMessage : "(no message)";
+  std::fprintf(stderr, "kernelscope: Vulkan validation %s: %s\n", error ? "error" : "warning", text);
+  if (!error) {
+    ++g_validation_warnings;
+    return VK_FALSE;
+  }
+  {
+    std::lock_guard<std::mutex> lock(g_validation_mutex);
+    g_last_validation_error = text;
+  }
+  ++g_validation_errors;
+  // Strict (the test suite): the first error ends the process, so a test or a
+  // CLI run under test cannot pass over it.
+  if (validationModeFromEnvironment() == ValidationMode::Strict) {
+    std::fprintf(stderr, "kernelscope: KS_VALIDATION=strict: aborting on the first validation error\n");
+    std::fflush(stderr);
+    std::abort();
+  }
+  return VK_FALSE;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- Instance
+
+ValidationCounts validationCounts() {
+  ValidationCounts c;
+  c.errors = g_validation_errors.load();
+  c.warnings = g_validation_warnings.load();
+  std::lock_guard<std::mutex> lock(g_validation_mutex);
+  c.last_error = g_last_validation_error;
+  return c;
+}
+
+ValidationMode validationMode() { return validationModeFromEnvironment(); }
 
 Result<std::shared_ptr<Instance>> Instance::create() {
   std::shared_ptr<Instance> self(new Instance());
@@ -291,9 +364,36 @@ Result<std::shared_ptr<Instance>> Instance::create() {
       flags |= VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR;
     }
 
+  // Validation (KS_VALIDATION=1 or strict): the Khronos layer with
+  // synchronization validation, its errors counted by a debug messenger.
+  const ValidationMode validation = validationModeFromEnvironment();
+  std::vector<const char*> layers;
+  VkDebugUtilsMessengerCreateInfoEXT messenger{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+  const VkValidationFeatureEnableEXT enables[] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+  VkValidationFeaturesEXT features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
+  if (validation != ValidationMode::Off) {
+    if (!hasInstanceLayer(kValidationLayer))
+      return makeError(std::string("KS_VALIDATION is set but ") + kValidationLayer +
+                       " is not installed (on Debian: apt-get install vulkan-validationlayers)");
+    layers.push_back(kValidationLayer);
+    extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    messenger.messageSeverity =
+        VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT;
+    messenger.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                            VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                            VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+    messenger.pfnUserCallback = onValidationMessage;
+    features.enabledValidationFeatureCount = 1;
+    features.pEnabledValidationFeatures = enables;
+    features.pNext = &messenger;  // also reports what vkCreateInstance itself gets wrong
+  }
+
   VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  info.pNext = validation != ValidationMode::Off ? &features : nullptr;
   info.flags = flags;
   info.pApplicationInfo = &app;
+  info.enabledLayerCount = static_cast<uint32_t>(layers.size());
+  info.ppEnabledLayerNames = layers.data();
   info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
   info.ppEnabledExtensionNames = extensions.data();
   VkResult r = vkCreateInstance(&info, nullptr, &self->instance_);
@@ -301,6 +401,13 @@ Result<std::shared_ptr<Instance>> Instance::create() {
     return vkError(r,
                    "cannot create a Vulkan instance (is a Vulkan driver installed? on Debian: "
                    "apt-get install mesa-vulkan-drivers)");
+
+  if (validation != ValidationMode::Off) {
+    auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
+        vkGetInstanceProcAddr(self->instance_, "vkCreateDebugUtilsMessengerEXT"));
+    if (!create || create(self->instance_, &messenger, nullptr, &self->messenger_) != VK_SUCCESS)
+      return makeError("KS_VALIDATION is set but the debug messenger could not be created");
+  }
 
   count = 0;
   vkEnumeratePhysicalDevices(self->instance_, &count, nullptr);
@@ -320,6 +427,17 @@ Result<std::shared_ptr<Instance>> Instance::create() {
 }
 
 Instance::~Instance() {
+  {
+    // A device given up after a hang is never destroyed, so neither is its
+    // instance (destroying it would report the device as leaked).
+    std::lock_guard<std::mutex> lock(g_abandoned_mutex);
+    if (!g_abandoned.empty()) return;
+  }
+  if (messenger_) {
+    auto destroy = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
+        vkGetInstanceProcAddr(instance_, "vkDestroyDebugUtilsMessengerEXT"));
+    if (destroy) destroy(instance_, messenger_, nullptr);
+  }
   if (instance_) vkDestroyInstance(instance_, nullptr);
 }
 
@@ -370,6 +488,10 @@ Buffer& Buffer::operator=(Buffer&& o) noexcept {
 
 void Buffer::release() {
   if (!device_) return;
+  if (isAbandoned(device_)) {  // its device hung: leave it to the process's end
+    device_ = VK_NULL_HANDLE;
+    return;
+  }
   if (mapped_) vkUnmapMemory(device_, memory_);
   if (buffer_) vkDestroyBuffer(device_, buffer_, nullptr);
   if (memory_) vkFreeMemory(device_, memory_, nullptr);
@@ -397,7 +519,13 @@ Result<std::unique_ptr<Device>> Device::create(std::shared_ptr<Instance> instanc
   }
   self->queue_family_ = computeQueueFamily(self->physical_, nullptr);
   if (self->queue_family_ == UINT32_MAX) return makeError(self->info_.name + " has no compute queue");
+  if (auto st = self->open(); !st) return st.error();
+  return self;
+}
 
+// The logical device and what hangs off it; again by recreate() after a loss.
+Status Device::open() {
+  Device* self = this;
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo queue{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
   queue.queueFamilyIndex = self->queue_family_;
@@ -470,11 +598,51 @@ Result<std::unique_ptr<Device>> Device::create(std::shared_ptr<Instance> instanc
   VkPipelineCacheCreateInfo cache{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
   r = vkCreatePipelineCache(self->device_, &cache, nullptr, &self->pipeline_cache_);
   if (r != VK_SUCCESS) return vkError(r, "cannot create a pipeline cache");
-  return self;
+  return Ok{};
+}
+
+void Device::abandon() {
+  lost_ = true;
+  if (device_) abandonDevice(device_);
+}
+
+Status Device::recreate() {
+  if (!lost_) return Ok{};
+  abandon();
+  // Nothing of the old device is destroyed: a hung dispatch may still be
+  // running on it, and destroying what it uses could crash the process. Its
+  // pipelines stay allocated (pointers to them may still be held) but unused.
+  for (auto& [key, p] : pipelines_) abandoned_pipelines_.push_back(std::move(p));
+  pipelines_.clear();
+  device_ = VK_NULL_HANDLE;
+  queue_ = VK_NULL_HANDLE;
+  command_pool_ = VK_NULL_HANDLE;
+  pipeline_cache_ = VK_NULL_HANDLE;
+  // A fresh instance too: a CPU implementation (lavapipe) runs the dispatches
+  // of every logical device of one physical device on the same threads, and
+  // the hung dispatch still holds them; a new instance brings new ones.
+  auto instance = Instance::create();
+  if (!instance) return makeError("the device was lost and could not be recreated: " + instance.error().message);
+  const auto& devices = (*instance)->devices();
+  auto same = std::find_if(devices.begin(), devices.end(),
+                           [&](const DeviceInfo& d) { return d.index == info_.index && d.name == info_.name; });
+  if (same == devices.end())
+    return makeError("the device was lost and could not be recreated: " + info_.name + " is no longer listed");
+  abandoned_instances_.push_back(std::move(instance_));  // owns the abandoned device: kept, never destroyed
+  instance_ = *instance;
+  physical_ = instance_->physical(info_.index);
+  if (auto st = open(); !st) return makeError("the device was lost and could not be recreated: " + st.error().message);
+  lost_ = false;
+  ++generation_;
+  return Ok{};
+}
+
+void Device::setDispatchTimeout(double seconds) {
+  dispatch_timeout_s_ = seconds > 0 ? seconds : kDefaultDispatchTimeoutS;
 }
 
 Device::~Device() {
-  if (!device_) return;
+  if (!device_ || isAbandoned(device_)) return;  // a hung device is left as it is
   if (!lost_) vkDeviceWaitIdle(device_);
   for (auto& [key, p] : pipelines_) {
     vkDestroyPipeline(device_, p->pipeline, nullptr);
@@ -487,7 +655,7 @@ Device::~Device() {
 }
 
 Error Device::fail(VkResult r, const std::string& what) {
-  if (r == VK_ERROR_DEVICE_LOST) lost_ = true;
+  if (r == VK_ERROR_DEVICE_LOST) abandon();
   return vkError(r, what);
 }
 
@@ -576,12 +744,18 @@ Status Device::submitAndWait(VkCommandBuffer cmd, VkFence fence, double* wall_ns
   const auto t0 = std::chrono::steady_clock::now();
   VkResult r = vkQueueSubmit(queue_, 1, &submit, fence);
   if (r != VK_SUCCESS) return fail(r, "vkQueueSubmit");
-  // A generous timeout: a hung kernel is reported rather than waited on forever.
-  r = vkWaitForFences(device_, 1, &fence, VK_TRUE, 600ull * 1000 * 1000 * 1000);
+  // The watchdog: a dispatch that does not finish in time (an endless loop, a
+  // hung device) is reported instead of waited on forever.
+  r = vkWaitForFences(device_, 1, &fence, VK_TRUE, uint64_t(dispatch_timeout_s_ * 1e9));
   const auto t1 = std::chrono::steady_clock::now();
   if (r == VK_TIMEOUT) {
-    lost_ = true;  // a hung queue is as good as lost: nothing more is submitted
-    return makeError("the dispatch did not finish within 600 s; the device is treated as lost", r);
+    abandon();  // a hung queue is as good as lost: nothing more is submitted to it
+    char buf[160];
+    std::snprintf(buf, sizeof buf,
+                  "the dispatch did not finish within %.3g s (the dispatch timeout); stopped by the watchdog, "
+                  "the device is treated as lost",
+                  dispatch_timeout_s_);
+    return makeError(buf, r);
   }
   if (r != VK_SUCCESS) return fail(r, "vkWaitForFences");
   if (wall_ns) *wall_ns = std::chrono::duration<double, std::nano>(t1 - t0).count();
@@ -619,8 +793,10 @@ Status Device::oneShot(const std::function<void(VkCommandBuffer)>& record) {
       &barrier, 0, nullptr, 0, nullptr);
   vkEndCommandBuffer(cmd);
   Status s = submitAndWait(cmd, fence, nullptr);
-  vkDestroyFence(device_, fence, nullptr);
-  vkFreeCommandBuffers(device_, command_pool_, 1, &cmd);
+  if (!lost_) {  // a hung submission still uses them
+    vkDestroyFence(device_, fence, nullptr);
+    vkFreeCommandBuffers(device_, command_pool_, 1, &cmd);
+  }
   return s;
 }
 
@@ -679,13 +855,14 @@ Status Device::replicate(Buffer& buffer, uint64_t bytes, uint64_t stride, uint32
   if (count <= 1) return Ok{};
   if (stride < bytes || stride * count > buffer.size()) return makeError("replicate: the copies do not fit the buffer");
   VkBuffer b = buffer.handle();
-  // Doubling: copies 1, 2, 4, ... slots at a time, each step from slots already filled.
+  // Doubling: copies 1, 2, 4, ... slots at a time, each step one region from
+  // the slots already filled (padding between slots included): a handful of
+  // copies however many sets, where one region per slot would be thousands.
   return oneShot([&](VkCommandBuffer cmd) {
     for (uint32_t have = 1; have < count;) {
       const uint32_t n = std::min(have, count - have);
-      std::vector<VkBufferCopy> regions;
-      for (uint32_t i = 0; i < n; ++i) regions.push_back({i * stride, (have + i) * stride, bytes});
-      vkCmdCopyBuffer(cmd, b, b, uint32_t(regions.size()), regions.data());
+      const VkBufferCopy region{0, have * stride, (n - 1) * stride + bytes};
+      vkCmdCopyBuffer(cmd, b, b, 1, &region);
       VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
       barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
       barrier.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
@@ -825,11 +1002,31 @@ Result<std::unique_ptr<TimedDispatch>> Device::prepareDispatch(const Pipeline& p
     step.push.resize(pipeline.push_constant_bytes / 4);
     std::memcpy(step.push.data(), push_constants, pipeline.push_constant_bytes);
   }
-  return prepareDispatch({step}, buffers, {});
+  std::vector<BufferRange> bindings;
+  for (const Buffer* b : buffers) bindings.push_back({b});
+  return prepareDispatch({step}, bindings, {});
+}
+
+Result<VkDescriptorBufferInfo> Device::descriptorInfo(const BufferRange& binding) const {
+  const Buffer& b = *binding.buffer;
+  const uint64_t range = binding.range == VK_WHOLE_SIZE ? b.size() - std::min(binding.offset, b.size()) : binding.range;
+  auto mib = [](uint64_t bytes) { return std::to_string((bytes + (1 << 20) - 1) >> 20) + " MiB"; };
+  if (binding.offset + range > b.size())
+    return makeError("a binding of " + std::to_string(range) + " bytes at offset " + std::to_string(binding.offset) +
+                     " runs past its buffer of " + std::to_string(b.size()) + " bytes");
+  if (binding.offset % info_.min_storage_offset_alignment)
+    return makeError("a binding at offset " + std::to_string(binding.offset) +
+                     " is not a multiple of this device's minStorageBufferOffsetAlignment (" +
+                     std::to_string(info_.min_storage_offset_alignment) + ")");
+  if (range > info_.max_storage_buffer_range)
+    return makeError("a binding of " + mib(range) + " is over this device's maxStorageBufferRange (" +
+                     mib(info_.max_storage_buffer_range) + ")");
+  // An explicit range, never VK_WHOLE_SIZE: what is bound is what was checked.
+  return VkDescriptorBufferInfo{b.handle(), binding.offset, range};
 }
 
 Result<std::unique_ptr<TimedDispatch>> Device::prepareDispatch(const std::vector<RecordedStep>& steps,
-                                                               const std::vector<const Buffer*>& buffers,
+                                                               const std::vector<BufferRange>& buffers,
                                                                const std::vector<const Buffer*>& zero_before) {
   if (lost_) return makeError("the device was lost", VK_ERROR_DEVICE_LOST);
   if (steps.empty()) return makeError("nothing to dispatch");
@@ -844,6 +1041,8 @@ Result<std::unique_ptr<TimedDispatch>> Device::prepareDispatch(const std::vector
 
   std::unique_ptr<TimedDispatch> d(new TimedDispatch());
   d->device_ = this;
+  d->owner_ = device_;
+  d->command_pool_ = command_pool_;
   const uint32_t sets = uint32_t(steps.size());
   VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, uint32_t(buffers.size()) * sets};
   VkDescriptorPoolCreateInfo pi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
@@ -855,7 +1054,11 @@ Result<std::unique_ptr<TimedDispatch>> Device::prepareDispatch(const std::vector
   // One set per step: each pipeline has its own (identical) set layout.
   std::vector<VkDescriptorSet> descriptor_sets(sets);
   std::vector<VkDescriptorBufferInfo> infos(buffers.size());
-  for (size_t i = 0; i < buffers.size(); ++i) infos[i] = {buffers[i]->handle(), 0, VK_WHOLE_SIZE};
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    auto info = descriptorInfo(buffers[i]);
+    if (!info) return makeError("binding " + std::to_string(i) + ": " + info.error().message);
+    infos[i] = *info;
+  }
   for (uint32_t s = 0; s < sets; ++s) {
     VkDescriptorSetAllocateInfo si{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
     si.descriptorPool = d->pool_;
@@ -889,6 +1092,8 @@ Result<std::unique_ptr<TimedDispatch>> Device::prepareDispatch(const std::vector
 // What every timed submission needs: two timestamp queries (where the device
 // has them), a fence and a command buffer.
 Status Device::allocateTiming(TimedDispatch& d) {
+  d.owner_ = device_;
+  d.command_pool_ = command_pool_;
   VkResult r;
   if (info_.timestamps) {
     VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
@@ -942,7 +1147,7 @@ Result<double> Device::emptySubmitNs() {
   if (r != VK_SUCCESS) return fail(r, "vkCreateFence");
   double ns = 0;
   Status s = submitAndWait(VK_NULL_HANDLE, fence, &ns);
-  vkDestroyFence(device_, fence, nullptr);
+  if (!lost_) vkDestroyFence(device_, fence, nullptr);
   if (!s) return s.error();
   return ns;
 }
@@ -998,8 +1203,13 @@ Status TimedDispatch::record() {
 
 Status TimedDispatch::rebind(const std::vector<BufferRange>& bindings) {
   if (device_->lost()) return makeError("the device was lost", VK_ERROR_DEVICE_LOST);
+  if (owner_ != device_->handle()) return makeError("the device was recreated since this dispatch was prepared");
   std::vector<VkDescriptorBufferInfo> infos;
-  for (const auto& b : bindings) infos.push_back({b.buffer->handle(), b.offset, b.range});
+  for (size_t i = 0; i < bindings.size(); ++i) {
+    auto info = device_->descriptorInfo(bindings[i]);
+    if (!info) return makeError("binding " + std::to_string(i) + ": " + info.error().message);
+    infos.push_back(*info);
+  }
   std::vector<VkWriteDescriptorSet> writes;
   for (VkDescriptorSet set : sets_)
     for (size_t i = 0; i < infos.size(); ++i) {
@@ -1017,8 +1227,9 @@ Status TimedDispatch::rebind(const std::vector<BufferRange>& bindings) {
 }
 
 TimedDispatch::~TimedDispatch() {
-  VkDevice dev = device_->handle();
-  if (cmd_) vkFreeCommandBuffers(dev, device_->command_pool_, 1, &cmd_);
+  VkDevice dev = owner_;
+  if (!dev || isAbandoned(dev)) return;  // recorded on a device that hung: left alone
+  if (cmd_) vkFreeCommandBuffers(dev, command_pool_, 1, &cmd_);
   if (queries_) vkDestroyQueryPool(dev, queries_, nullptr);
   if (fence_) vkDestroyFence(dev, fence_, nullptr);
   if (pool_) vkDestroyDescriptorPool(dev, pool_, nullptr);
@@ -1026,6 +1237,7 @@ TimedDispatch::~TimedDispatch() {
 
 Result<Timing> TimedDispatch::run() {
   if (device_->lost()) return makeError("the device was lost", VK_ERROR_DEVICE_LOST);
+  if (owner_ != device_->handle()) return makeError("the device was recreated since this dispatch was prepared");
   Timing t;
   Status s = device_->submitAndWait(cmd_, fence_, &t.wall_ns);
   if (!s) return s.error();

@@ -66,6 +66,19 @@ struct DeviceInfo {
   bool isSoftware() const { return type == "cpu"; }
 };
 
+// Validation, from the environment: KS_VALIDATION=1 enables the Khronos
+// validation layer with synchronization validation and prints its messages;
+// KS_VALIDATION=strict also aborts at the first error (the test suite's mode).
+enum class ValidationMode { Off, Report, Strict };
+ValidationMode validationMode();
+struct ValidationCounts {
+  uint64_t errors = 0;
+  uint64_t warnings = 0;
+  std::string last_error;
+};
+// Messages the layer reported so far, over every instance of this process.
+ValidationCounts validationCounts();
+
 class Instance {
  public:
   static Result<std::shared_ptr<Instance>> create();
@@ -80,6 +93,7 @@ class Instance {
  private:
   Instance() = default;
   VkInstance instance_ = VK_NULL_HANDLE;
+  VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
   std::vector<VkPhysicalDevice> physical_;
   std::vector<DeviceInfo> devices_;
 };
@@ -167,6 +181,8 @@ class TimedDispatch {
   std::vector<std::vector<uint32_t>> push_;
   std::vector<VkDescriptorSet> sets_;
   std::vector<VkBuffer> zero_before_;
+  VkDevice owner_ = VK_NULL_HANDLE;  // the logical device it was made on (recreate() makes another)
+  VkCommandPool command_pool_ = VK_NULL_HANDLE;
   VkCommandBuffer cmd_ = VK_NULL_HANDLE;
   VkDescriptorPool pool_ = VK_NULL_HANDLE;
   VkQueryPool queries_ = VK_NULL_HANDLE;
@@ -183,6 +199,17 @@ class Device {
   const DeviceInfo& info() const { return info_; }
   VkDevice handle() const { return device_; }
   bool lost() const { return lost_; }
+
+  // The watchdog: how long a submission may run before it is reported as hung
+  // and the device treated as lost (0: the default).
+  static constexpr double kDefaultDispatchTimeoutS = 60;
+  void setDispatchTimeout(double seconds);
+  double dispatchTimeout() const { return dispatch_timeout_s_; }
+  // After a loss or a hang: a new logical device on the same physical one. The
+  // old one is abandoned, not destroyed (a hung dispatch may still run on it);
+  // buffers, pipelines and dispatches made before must be made again.
+  Status recreate();
+  uint32_t generation() const { return generation_; }  // how many times recreated
 
   // `bound_whole`: the buffer is bound whole, so it must fit maxStorageBufferRange
   // (not so for buffers bound in slices, e.g. rotated input copies).
@@ -206,9 +233,12 @@ class Device {
     std::array<uint32_t, 3> groups{1, 1, 1};
     std::vector<uint32_t> push;
   };
+  // Each binding is checked against maxStorageBufferRange and
+  // minStorageBufferOffsetAlignment, and bound with an explicit range.
   Result<std::unique_ptr<TimedDispatch>> prepareDispatch(const std::vector<RecordedStep>& steps,
-                                                         const std::vector<const Buffer*>& buffers,
+                                                         const std::vector<BufferRange>& buffers,
                                                          const std::vector<const Buffer*>& zero_before);
+  Result<VkDescriptorBufferInfo> descriptorInfo(const BufferRange& binding) const;
   // vkCmdCopyBuffer of `bytes` from src to dst between two timestamps.
   Result<std::unique_ptr<TimedDispatch>> prepareCopy(const Buffer& src, const Buffer& dst, uint64_t bytes);
   // Submit-to-fence of an empty command buffer, for overhead measurement.
@@ -217,6 +247,8 @@ class Device {
  private:
   friend class TimedDispatch;
   Device() = default;
+  Status open();
+  void abandon();
   Status submitAndWait(VkCommandBuffer cmd, VkFence fence, double* wall_ns);
   Status oneShot(const std::function<void(VkCommandBuffer)>& record);
   Status allocateTiming(TimedDispatch& d);
@@ -234,8 +266,12 @@ class Device {
   VkCommandPool command_pool_ = VK_NULL_HANDLE;
   VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
   bool lost_ = false;
+  double dispatch_timeout_s_ = kDefaultDispatchTimeoutS;
+  uint32_t generation_ = 0;
   std::map<std::string, std::vector<uint32_t>> spirv_cache_;
   std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
+  std::vector<std::unique_ptr<Pipeline>> abandoned_pipelines_;  // of devices given up; never destroyed
+  std::vector<std::shared_ptr<Instance>> abandoned_instances_;  // the instances of devices given up
 };
 
 }  // namespace ks::vk
