@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "engine/session/durable_file.h"
 #include "engine/session/session_json.h"
 #include "engine/vulkan/shader_compiler.h"
 
@@ -687,22 +688,8 @@ Result<Session> sessionFromJson(const std::string& text) {
 }
 
 Status saveSession(const Session& session, const std::string& path) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return makeError("cannot write " + path + ": " + std::strerror(errno));
-    out << sessionToJson(session) << '\n';
-    out.close();
-    if (!out) {
-      std::remove(tmp.c_str());
-      return makeError("cannot write " + path + " (disk full?)");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return makeError("cannot replace " + path + ": " + std::strerror(errno));
-  }
-  return Ok{};
+  // On the disk before it returns: callers delete the run's journal next.
+  return writeFileDurably(path, sessionToJson(session) + '\n');
 }
 
 Result<Session> loadSession(const std::string& path) {
