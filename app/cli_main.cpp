@@ -10,6 +10,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "engine/bench/sweep.h"
 #include "engine/cpu/cpu_info.h"
 #include "engine/kernels/registry.h"
+#include "engine/session/journal.h"
 #include "engine/session/session.h"
 #include "engine/vulkan/shader_compiler.h"
 
@@ -31,7 +33,8 @@ usage:
   kernelscope-cli devices
   kernelscope-cli kernels [--family gemm] [--device N|name]
   kernelscope-cli run --kernels LIST (--sizes LIST | --mnk LIST) [options]
-  kernelscope-cli show SESSION.json [--csv out.csv] [--fit-from N]
+  kernelscope-cli show SESSION.json|SESSION.json.partial [--csv out.csv] [--fit-from N]
+  kernelscope-cli recover SESSION.json.partial [-o SESSION.json] [--force]
   kernelscope-cli compare BASELINE.json CURRENT.json [--csv out.csv]
   kernelscope-cli overhead [--device N|name] [--reps N]
   kernelscope-cli peaks [--device N|name] [--reps N] [--copy-mib N] [-o FILE]
@@ -63,7 +66,8 @@ run options:
                      pessimistic estimate of the point's run from its FLOP and byte counts)
   --peaks            measure the device's peaks first (see peaks) and keep them in the session
   --device N|name    device index or name substring (default: discrete > integrated > CPU)
-  -o FILE            write the session (JSON)
+  -o FILE            write the session (JSON); while the sweep runs, FILE.partial (a journal)
+                     gets each point as it finishes and is removed once FILE is written
   --csv FILE         write a flat CSV table
   --quiet            no per-point lines
   --fit-from N       the complexity slope fits sizes from N up (default: each series' upper half)
@@ -71,6 +75,10 @@ run options:
 peaks measures fp32 and fp16 FMA throughput, cooperative-matrix throughput per
 supported shape, memory bandwidth (a copy shader and vkCmdCopyBuffer) and the
 empty-dispatch overhead; -o writes them into a session (device record) with no points.
+
+recover: a run killed before it wrote its session leaves FILE.partial; recover writes
+  the points it finished as a session (default: FILE; --force replaces an existing
+  file) and keeps FILE.partial. show reads a FILE.partial directly.
 
 compare: the points both sessions have (same kernel, parameters and size), the
   ratio of median times (current / baseline; < 1 is faster now) and a
@@ -373,6 +381,11 @@ int cmdRun(int argc, char** argv) {
     test.close();
     std::remove(probe.c_str());
   }
+  // The journal beside the output: an existing one may hold the only copy of an earlier run's points.
+  const std::string journal_path = out_path.empty() ? std::string() : out_path + ".partial";
+  if (!journal_path.empty() && access(journal_path.c_str(), F_OK) == 0)
+    usage(journal_path + " exists: an earlier run to " + out_path + " did not finish; recover its points (" +
+          "kernelscope-cli recover " + journal_path + ") or remove it first");
   // GPU kernels were asked for: without a device nothing of that can be measured.
   Engine e = needs_gpu ? openEngine(a.get("--device"), true) : Engine{};
 
@@ -416,11 +429,29 @@ int cmdRun(int argc, char** argv) {
       return 2;
     }
   }
+  // Each finished point goes to the journal before it is printed, so a kill loses at most the one in flight.
+  std::optional<ks::JournalWriter> journal;
+  if (!journal_path.empty()) {
+    auto created = ks::JournalWriter::create(journal_path, session);
+    if (!created) throw std::runtime_error("cannot keep the run's journal: " + created.error().message);
+    journal.emplace(std::move(*created));
+  }
+  auto journalAppend = [&](const auto& record) {
+    if (!journal) return;
+    if (auto st = journal->append(record); !st) {
+      std::fprintf(stderr, "warning: journal: %s; the sweep goes on, but a crash would lose the points from here\n",
+                   st.error().message.c_str());
+      journal.reset();
+    }
+  };
+
   std::signal(SIGINT, [](int) { g_cancel.store(true); });
   const ks::PointLineColumns columns = ks::pointLineColumns(plan.items);
   size_t index = 0;
   ks::RunCallbacks cb;
+  cb.drift = [&](const ks::DriftReport& d) { journalAppend(d); };
   cb.point = [&](const ks::Measurement& m) {
+    journalAppend(m);
     ++index;
     if (!quiet) {
       std::printf("%s\n", ks::formatPointLine(m, index, plan.items.size(), columns).c_str());
@@ -449,9 +480,13 @@ int cmdRun(int argc, char** argv) {
   if (!out_path.empty()) {
     if (auto st = ks::saveSession(session, out_path); !st) {
       std::fprintf(stderr, "kernelscope-cli: error: %s\n", st.error().message.c_str());
+      std::fprintf(stderr, "kernelscope-cli: the finished points stay in %s (kernelscope-cli recover %s -o FILE)\n",
+                   journal_path.c_str(), journal_path.c_str());
       rc = 1;
     } else {
       std::printf("session written to %s\n", out_path.c_str());
+      journal.reset();
+      std::remove(journal_path.c_str());  // the session has every point it held
     }
   }
   if (!csv_path.empty()) {
@@ -467,14 +502,41 @@ int cmdRun(int argc, char** argv) {
   return rc;
 }
 
+// What a journal holds: "7 of 12 points finished (6 ok, 1 failed, 0 skipped)", and the line it dropped.
+std::string journalSummary(const ks::JournalContents& j) {
+  size_t ok = 0, failed = 0, skipped = 0, finished = 0;
+  for (const auto& m : j.session.points) {
+    ok += m.status == ks::PointStatus::Ok;
+    failed += m.status == ks::PointStatus::Failed;
+    skipped += m.status == ks::PointStatus::Skipped;
+    finished += m.status != ks::PointStatus::Cancelled;
+  }
+  std::string text = std::to_string(finished) + " of " + std::to_string(j.session.plan.items.size()) +
+                     " points finished (" + std::to_string(ok) + " ok, " + std::to_string(failed) + " failed, " +
+                     std::to_string(skipped) + " skipped)";
+  if (j.dropped_lines) text += "; dropped " + j.dropped_reason;
+  return text;
+}
+
 int cmdShow(int argc, char** argv) {
   Args a = parseArgs(argc, argv, 2, {"--csv", "--fit-from"}, {});
   const double fit_from = parseFitFrom(a);
   if (a.positional.size() != 1) usage("show needs exactly one session file");
-  auto s = ks::loadSession(a.positional[0]);
-  if (!s) usage(s.error().message);
-  std::printf("session %s: created %s by kernelscope %s (%s)\n", a.positional[0].c_str(), s->created.c_str(),
-              s->app_version.c_str(), s->app_commit.c_str());
+  const std::string& path = a.positional[0];
+  ks::Result<ks::Session> s = ks::makeError("not read");
+  if (ks::isJournalFile(path)) {  // a run that did not finish: the points it wrote so far
+    auto journal = ks::loadJournal(path);
+    if (!journal) usage(journal.error().message);
+    std::printf("interrupted run %s: started %s by kernelscope %s (%s); %s\n", path.c_str(),
+                journal->session.created.c_str(), journal->session.app_version.c_str(),
+                journal->session.app_commit.c_str(), journalSummary(*journal).c_str());
+    s = std::move(journal->session);
+  } else {
+    s = ks::loadSession(path);
+    if (!s) usage(s.error().message);
+    std::printf("session %s: created %s by kernelscope %s (%s)\n", path.c_str(), s->created.c_str(),
+                s->app_version.c_str(), s->app_commit.c_str());
+  }
   if (s->device)
     std::printf("device: %s (%s, Vulkan %s, driver %s)\n", s->device->name.c_str(), s->device->type.c_str(),
                 s->device->api_version.c_str(), s->device->driver_version.c_str());
@@ -493,6 +555,38 @@ int cmdShow(int argc, char** argv) {
   }
   for (const auto& m : s->points)
     if (m.status == ks::PointStatus::Failed) return 1;
+  return 0;
+}
+
+int cmdRecover(int argc, char** argv) {
+  Args a = parseArgs(argc, argv, 2, {"-o", "--output"}, {"--force"});
+  if (a.positional.size() != 1) usage("recover needs exactly one journal (the SESSION.json.partial a run left behind)");
+  const std::string& journal_path = a.positional[0];
+  std::string out_path = a.has("-o") ? a.get("-o") : a.get("--output");
+  const std::string suffix = ".partial";
+  if (out_path.empty()) {
+    if (journal_path.size() <= suffix.size() ||
+        journal_path.compare(journal_path.size() - suffix.size(), suffix.size(), suffix) != 0)
+      usage(journal_path + " does not end in .partial: name the session to write with -o FILE");
+    out_path = journal_path.substr(0, journal_path.size() - suffix.size());
+  }
+  if (access(out_path.c_str(), F_OK) == 0 && !a.has("--force"))
+    usage(out_path + " exists: give --force to replace it, or -o another file");
+  auto journal = ks::loadJournal(journal_path);
+  if (!journal) usage(journal.error().message);
+  ks::Session& session = journal->session;
+  // The file says it is not a whole run, for whoever opens it later.
+  if (!session.notes.empty()) session.notes += "\n";
+  session.notes += "Recovered from the journal " + journal_path +
+                   " of a run that did not finish: " + std::to_string(session.points.size()) + " of " +
+                   std::to_string(session.plan.items.size()) + " points.";
+  if (auto st = ks::saveSession(session, out_path); !st) throw std::runtime_error(st.error().message);
+  const std::string on_device = session.device ? ", on " + session.device->name : std::string();
+  std::printf("recovered from %s: run started %s by kernelscope %s (%s)%s\n", journal_path.c_str(),
+              session.created.c_str(), session.app_version.c_str(), session.app_commit.c_str(), on_device.c_str());
+  std::printf("%s\n", journalSummary(*journal).c_str());
+  if (session.drift) std::printf("%s\n", ks::formatDriftLine(*session.drift).c_str());
+  std::printf("session written to %s (%s is left as it was)\n", out_path.c_str(), journal_path.c_str());
   return 0;
 }
 
@@ -596,6 +690,7 @@ int main(int argc, char** argv) {
     if (cmd == "kernels") return cmdKernels(argc, argv);
     if (cmd == "run") return cmdRun(argc, argv);
     if (cmd == "show") return cmdShow(argc, argv);
+    if (cmd == "recover") return cmdRecover(argc, argv);
     if (cmd == "compare") return cmdCompare(argc, argv);
     if (cmd == "overhead") return cmdOverhead(argc, argv);
     if (cmd == "peaks") return cmdPeaks(argc, argv);

@@ -3,6 +3,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QIcon>
+#include <QTimer>
 #include <cstdio>
 #include <map>
 
@@ -151,5 +152,7 @@ int main(int argc, char** argv) {
   window.show();
   if (!args.positionalArguments().isEmpty()) window.openSession(args.positionalArguments().first());
   if (args.isSet("compare")) window.openBaseline(args.value("compare"));
+  // Once the window is up: a sweep an earlier start lost (crash, kill) is offered back.
+  QTimer::singleShot(0, &window, &ks::ui::MainWindow::offerRestore);
   return app.exec();
 }

@@ -1,18 +1,26 @@
 // End to end: the real kernelscope-cli binary on lavapipe.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/bench/report.h"
 #include "engine/kernels/registry.h"
+#include "engine/session/journal.h"
 #include "engine/session/session.h"
 #include "engine/vulkan/shader_compiler.h"
 #include "synthetic_session.h"
@@ -272,6 +280,7 @@ TEST_F(CliRun, SessionFileLoads) {
   EXPECT_EQ(s->points[7].item.size, (ks::ProblemSize{64, 64, 64}));
   EXPECT_EQ(s->points[7].item.params.wg, (ks::WorkgroupShape{16, 16, 1}));
   EXPECT_FALSE(fs::exists(session_->string() + ".tmp"));
+  EXPECT_FALSE(fs::exists(session_->string() + ".partial")) << "the journal outlived the session it became";
 }
 
 TEST_F(CliRun, CsvHasHeaderAndOneRowPerPoint) {
@@ -514,9 +523,14 @@ TEST(CliFailures, UnwritableOutputIsRefusedBeforeTheSweep) {
 }
 
 TEST(CliFailures, WorkgroupWithAZDimensionIsRefusedForTwoDimensionalKernels) {
+  // The only point cannot run: exit 2 with the reason, as the app keeps Run off.
   const CliResult r = runCli("run --kernels gemm.naive --sizes 16 --wg 8x8x2 --reps 1 --warmup 0");
-  EXPECT_EQ(r.rc, 0) << r.all();
-  EXPECT_TRUE(contains(r.out, "z must be 1")) << r.out;
+  EXPECT_EQ(r.rc, 2) << r.all();
+  EXPECT_TRUE(contains(r.err, "z must be 1")) << r.err;
+  // Beside a shape that fits, it is skipped with the reason and the sweep runs.
+  const CliResult mixed = runCli("run --kernels gemm.naive --sizes 16 --wg 8x8x2,8x8 --reps 1 --warmup 0");
+  EXPECT_EQ(mixed.rc, 0) << mixed.all();
+  EXPECT_TRUE(contains(mixed.out, "z must be 1")) << mixed.out;
 }
 
 TEST(CliFailures, InterruptKeepsFinishedPointsAndExits130) {
@@ -537,6 +551,128 @@ TEST(CliFailures, InterruptKeepsFinishedPointsAndExits130) {
   ASSERT_GE(s->points.size(), 2u);
   EXPECT_LT(s->points.size(), 40u);
   EXPECT_EQ(s->points.front().status, ks::PointStatus::Ok);
+  EXPECT_FALSE(fs::exists(session.string() + ".partial")) << "Ctrl-C wrote the session but kept the journal";
+}
+
+// ---------------------------------------------------------------- journal, recover
+
+// The whole point lines of a journal's text (its header is line 1; a line cut
+// short by the kill has no newline).
+std::vector<nlohmann::json> journalPoints(const std::string& text) {
+  std::vector<nlohmann::json> points;
+  size_t start = text.find('\n');
+  while (start != std::string::npos && start + 1 < text.size()) {
+    const size_t end = text.find('\n', start + 1);
+    if (end == std::string::npos) break;
+    const auto record = nlohmann::json::parse(text.substr(start + 1, end - start - 1), nullptr, false);
+    if (record.is_object() && record.contains("point")) points.push_back(record["point"]);
+    start = end;
+  }
+  return points;
+}
+
+TEST(CliJournal, KillNineLosesAtMostThePointInFlightAndRecoverWritesTheRest) {
+  const fs::path session = tempDir() / "killed.json";
+  const fs::path journal = tempDir() / "killed.json.partial";
+  const fs::path log = tempDir() / "killed.txt";
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    execl(KS_CLI_PATH, KS_CLI_PATH, "run", "--kernels", "gemm.naive,gemm.tiled_shared,cpu.gemm.naive", "--sizes",
+          "64,96,128,160", "--reps", "5", "-o", session.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Kill it once the journal holds two points (each point warms up for 200 ms: 12 take seconds).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(3);
+  bool exited = false;
+  while (journalPoints(readFile(journal)).size() < 2 && std::chrono::steady_clock::now() < deadline) {
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid) {
+      exited = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  kill(pid, SIGKILL);
+  int status = 0;
+  if (!exited) waitpid(pid, &status, 0);
+  ASSERT_FALSE(exited) << "the sweep ended before it could be killed: " << readFile(log);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << readFile(log);
+  ASSERT_FALSE(fs::exists(session)) << "a killed run cannot have written its session";
+  ASSERT_TRUE(fs::exists(journal)) << readFile(log);
+
+  const auto journaled = journalPoints(readFile(journal));
+  ASSERT_GE(journaled.size(), 2u);
+  ASSERT_LT(journaled.size(), 12u);
+
+  // show reads the journal as it is, and says the run did not finish.
+  const CliResult shown = runCli("show " + quote(journal.string()));
+  EXPECT_EQ(shown.rc, 0) << shown.all();
+  EXPECT_TRUE(contains(shown.out, "interrupted run " + journal.string())) << shown.out;
+  EXPECT_TRUE(contains(shown.out, std::to_string(journaled.size()) + " of 12 points finished")) << shown.out;
+  EXPECT_TRUE(contains(shown.out, "device: llvmpipe")) << shown.out;
+  EXPECT_TRUE(contains(summaryTable(shown.out, ""), "gemm.naive")) << shown.out;
+
+  const CliResult recovered = runCli("recover " + quote(journal.string()));
+  ASSERT_EQ(recovered.rc, 0) << recovered.all();
+  EXPECT_TRUE(contains(recovered.out, std::to_string(journaled.size()) + " of 12 points finished (" +
+                                          std::to_string(journaled.size()) + " ok, 0 failed, 0 skipped)"))
+      << recovered.out;
+  EXPECT_TRUE(contains(recovered.out, "session written to " + session.string())) << recovered.out;
+  EXPECT_TRUE(fs::exists(journal)) << "recover keeps the journal";
+
+  // The session holds every journaled point with its samples, statistics and verification.
+  auto s = ks::loadSession(session.string());
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(s->plan.items.size(), 12u);
+  EXPECT_EQ(s->plan.reps, 5u);
+  ASSERT_TRUE(s->device.has_value());
+  EXPECT_TRUE(contains(s->device->name, "llvmpipe"));
+  ASSERT_EQ(s->points.size(), journaled.size());
+  for (size_t i = 0; i < s->points.size(); ++i) {
+    SCOPED_TRACE("point " + std::to_string(i));
+    const ks::Measurement& m = s->points[i];
+    EXPECT_EQ(m.item, s->plan.items[i]);
+    EXPECT_EQ(m.status, ks::PointStatus::Ok) << m.error;
+    EXPECT_TRUE(m.trustworthy());
+    ASSERT_EQ(m.samples_ns.size(), 5u);
+    EXPECT_EQ(m.samples_ns, journaled[i]["samples_ns"].get<std::vector<double>>());
+    EXPECT_EQ(m.stats.count, 5u);
+    EXPECT_GT(m.stats.median, 0);
+    EXPECT_DOUBLE_EQ(m.stats.median, journaled[i]["stats"]["median_ns"].get<double>());
+    EXPECT_EQ(m.verification.status, ks::VerifyStatus::Ok);
+    EXPECT_LE(m.verification.rel_error, m.verification.tolerance);
+    EXPECT_GT(m.gflops, 0);
+  }
+  EXPECT_TRUE(s->drift.has_value()) << "the drift check at the start was journaled";
+  EXPECT_TRUE(contains(s->notes, "Recovered from the journal")) << s->notes;
+
+  // An existing session is not replaced without --force.
+  expectUsageError("recover " + quote(journal.string()), {session.string() + " exists", "--force"});
+  const CliResult forced = runCli("recover --force " + quote(journal.string()));
+  EXPECT_EQ(forced.rc, 0) << forced.all();
+  const fs::path other = tempDir() / "other.json";
+  EXPECT_EQ(runCli("recover " + quote(journal.string()) + " -o " + quote(other.string())).rc, 0);
+  EXPECT_TRUE(ks::loadSession(other.string()).ok());
+
+  // A new run to the same file does not overwrite the journal of the killed one.
+  expectUsageError("run --kernels cpu.gemm.naive --sizes 16 -o " + quote(session.string()),
+                   {journal.string() + " exists", "recover"});
+}
+
+TEST(CliJournal, RecoverUsageErrors) {
+  expectUsageError("recover", {"recover needs exactly one journal"});
+  expectUsageError("recover /nonexistent.json.partial", {"/nonexistent.json.partial", "cannot open"});
+  const fs::path named = tempDir() / "journal.txt";
+  std::ofstream(named) << "{}\n";
+  expectUsageError("recover " + quote(named.string()), {"does not end in .partial", "-o"});
+  const fs::path garbage = tempDir() / "garbage.json.partial";
+  std::ofstream(garbage) << "not a journal\n";
+  expectUsageError("recover " + quote(garbage.string()), {garbage.string(), "line 1", "not a kernelscope journal"});
+  expectUsageError("show " + quote(garbage.string()), {garbage.string()});
 }
 
 TEST(CliAdaptive, TargetCiRepeatsUntilTheIntervalIsTightAndTheSessionLoads) {
@@ -552,28 +688,49 @@ TEST(CliAdaptive, TargetCiRepeatsUntilTheIntervalIsTightAndTheSessionLoads) {
   expectUsageError("run --kernels cpu.gemm.naive --sizes 16 --target-ci abc", {"--target-ci", "'abc'"});
 }
 
-TEST(CliDrift, AnAbsurdlyLowThresholdWarnsAndStillExitsZero) {
-  // A GPU and a CPU kernel at two sizes with no interval: 4 checks of the
-  // reference dispatch on lavapipe, whose medians (~0.4 ms) do not all land
-  // within 0.0001% (0.4 ns) of the first. (The host loop is not used here: on
-  // an idle core it can repeat its median to the nanosecond.)
+TEST(CliDrift, ALoadStartedMidSweepIsFlaggedAndStillExitsZero) {
+  // A real change: after the first point, every core gets a busy loop (another
+  // job started on the machine). The lavapipe reference shares the cores with
+  // it, its time moves far past its noise, and the sweep is flagged; its
+  // points are still ok, so the exit status stays 0.
   const fs::path session = tempDir() / "drift.json";
-  const CliResult r = runCli(
-      "run --kernels dot.two_pass_shared,cpu.dot.naive --sizes 4096,65536 --reps 3 --warmup 0 "
-      "--drift-threshold 0.0001% --drift-interval-ms 0 -o " +
-      quote(session.string()));
-  EXPECT_EQ(r.rc, 0) << "an unstable sweep whose points are ok still exits 0:\n" << r.all();
+  const fs::path err = tempDir() / "drift-err.txt";
+  const std::string cmd = quote(KS_CLI_PATH) +
+                          " run --kernels dot.two_pass_shared,dot.two_pass_subgroup_add,dot.two_pass_global "
+                          "--sizes 4096 --reps 3 --warmup 0 --drift-interval-ms 0 -o " +
+                          quote(session.string()) + " 2>" + quote(err.string());
+  FILE* pipe = popen(cmd.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string out;
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> load;
+  char line[4096];
+  while (std::fgets(line, sizeof line, pipe)) {
+    out += line;
+    if (load.empty() && std::string(line).find("[1/3]") != std::string::npos)
+      for (unsigned i = 0; i < std::max(2u, std::thread::hardware_concurrency()); ++i)
+        load.emplace_back([&stop] {
+          volatile uint64_t x = 0;
+          while (!stop.load(std::memory_order_relaxed)) x = x + 1;
+        });
+  }
+  const int status = pclose(pipe);
+  stop.store(true);
+  for (auto& t : load) t.join();
+  ASSERT_FALSE(load.empty()) << out;
+  ASSERT_TRUE(WIFEXITED(status)) << out;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "an unstable sweep whose points are ok still exits 0:\n" << out << readFile(err);
   EXPECT_TRUE(std::regex_search(
-      r.out, std::regex(R"(\nwarning: drift check: UNSTABLE: reference time moved [+-][0-9.e+-]+% by check \d )"
-                        R"(\(after \d points?, (between kernels|at the end)\); threshold 0\.0001%\n)")))
-      << r.out;
+      out, std::regex(R"(\nwarning: drift check: UNSTABLE: reference time moved \+[0-9.]+% by check \d )"
+                      R"(\(after \d points?, (between kernels|at the end)\); threshold 3%\n)")))
+      << out;
   auto s = ks::loadSession(session.string());
   ASSERT_TRUE(s.ok()) << s.error().message;
   ASSERT_TRUE(s->drift.has_value());
   EXPECT_TRUE(s->drift->unstable);
+  EXPECT_EQ(s->drift->rule, ks::DriftRule::ThresholdAndCi);
   EXPECT_EQ(s->drift->checks.size(), 4u) << s->drift->summary();
   EXPECT_EQ(s->drift->clock, "gpu_timestamp");
-  EXPECT_DOUBLE_EQ(s->plan.drift_threshold, 1e-6);
   EXPECT_EQ(s->plan.drift_interval_ms, 0u);
   const CliResult shown = runCli("show " + quote(session.string()));
   EXPECT_EQ(shown.rc, 0) << shown.all();

@@ -1,5 +1,7 @@
 #include "ui/engine_worker.h"
 
+#include "engine/session/journal.h"
+
 namespace ks::ui {
 
 void registerMetaTypes() {
@@ -11,6 +13,7 @@ void registerMetaTypes() {
   qRegisterMetaType<ks::DevicePeaks>();
   qRegisterMetaType<ks::PeakResult>();
   qRegisterMetaType<ks::DriftReport>();
+  qRegisterMetaType<ks::Session>();
 }
 
 EngineWorker::EngineWorker() { registerMetaTypes(); }
@@ -58,11 +61,37 @@ void EngineWorker::run(const ks::Plan& plan) {
     device_.reset();
     selectDevice(index);
   }
+  // The journal is written here, where the points arrive: what the engine
+  // finished is on the disk even if the UI never got to it, and the UI thread
+  // never waits on the disk. A point line is small; fsync takes milliseconds
+  // between points, never inside a timed run.
+  std::optional<ks::JournalWriter> journal;
+  if (nextJournal_) {
+    auto created = ks::JournalWriter::create(nextJournal_->second, nextJournal_->first);
+    if (created)
+      journal.emplace(std::move(*created));
+    else
+      emit journalFailed(QString::fromStdString(created.error().message));
+    nextJournal_.reset();
+  }
+  auto journalAppend = [this, &journal](const auto& record) {
+    if (!journal) return;
+    if (auto st = journal->append(record); !st) {
+      emit journalFailed(QString::fromStdString(st.error().message));
+      journal.reset();
+    }
+  };
   ks::Runner runner(device_.get());
   ks::RunCallbacks cb;
-  cb.point = [this](const ks::Measurement& m) { emit pointFinished(m); };
+  cb.point = [this, &journalAppend](const ks::Measurement& m) {
+    journalAppend(m);
+    emit pointFinished(m);
+  };
   cb.progress = [this](size_t done, size_t total) { emit progress(int(done), int(total)); };
-  cb.drift = [this](const ks::DriftReport& d) { emit driftChecked(d); };
+  cb.drift = [this, &journalAppend](const ks::DriftReport& d) {
+    journalAppend(d);
+    emit driftChecked(d);
+  };
   try {
     runner.run(plan, cb, cancel_);
   } catch (const std::exception& e) {
@@ -71,6 +100,10 @@ void EngineWorker::run(const ks::Plan& plan) {
     return;
   }
   emit runFinished(cancel_.load());
+}
+
+void EngineWorker::journalNextRun(const ks::Session& header, const QString& path) {
+  nextJournal_.emplace(header, path.toStdString());
 }
 
 void EngineWorker::measurePeaks() {

@@ -7,6 +7,8 @@
 #include <QString>
 #include <atomic>
 #include <memory>
+#include <optional>
+#include <utility>
 
 #include "ui/metatypes.h"
 
@@ -27,6 +29,9 @@ class EngineWorker : public QObject {
   void initialize();               // enumerate devices, open the default one
   void selectDevice(int index);    // (re)open a device by index
   void run(const ks::Plan& plan);  // runs the whole plan on this thread
+  // The next run() journals its points to `path` (see engine/session/journal.h),
+  // starting with `header`: the session as it stands before its first point.
+  void journalNextRun(const ks::Session& header, const QString& path);
   void measurePeaks();             // the open device's peaks (Stop cancels)
 
  signals:
@@ -41,11 +46,13 @@ class EngineWorker : public QObject {
   void peaksFinished(const ks::DevicePeaks& peaks);
   void peaksFailed(const QString& message);    // translated; cancelled included
   void errorOccurred(const QString& message);  // translated, for the user
+  void journalFailed(const QString& message);  // the run goes on without its journal
 
  private:
   std::shared_ptr<ks::vk::Instance> instance_;
   std::unique_ptr<ks::vk::Device> device_;
   std::atomic<bool> cancel_{false};
+  std::optional<std::pair<ks::Session, std::string>> nextJournal_;  // header and path
 };
 
 }  // namespace ks::ui

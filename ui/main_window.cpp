@@ -6,8 +6,10 @@
 #include <QClipboard>
 #include <QCloseEvent>
 #include <QComboBox>
+#include <QDateTime>
 #include <QDialog>
 #include <QDialogButtonBox>
+#include <QDir>
 #include <QDragEnterEvent>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -15,6 +17,7 @@
 #include <QGroupBox>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLockFile>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
@@ -27,6 +30,7 @@
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
 #include <QSplitter>
+#include <QStandardPaths>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTableView>
@@ -40,6 +44,7 @@
 #include "engine/bench/report.h"
 #include "engine/bench/roofline.h"
 #include "engine/kernels/registry.h"
+#include "engine/session/journal.h"
 #include "ui/compare_panel.h"
 #include "ui/engine_worker.h"
 #include "ui/results_model.h"
@@ -60,6 +65,13 @@ bool sameDevice(const ks::vk::DeviceInfo& a, const ks::vk::DeviceInfo& b) {
 }
 
 QString mib(uint64_t bytes) { return QString::number(double(bytes) / (1 << 20), 'f', 0) + " MiB"; }
+
+// An interrupted run keeps its cancelled point; it is not a result.
+void dropCancelledPoints(std::vector<ks::Measurement>& points) {
+  points.erase(std::remove_if(points.begin(), points.end(),
+                              [](const ks::Measurement& m) { return m.status == ks::PointStatus::Cancelled; }),
+               points.end());
+}
 }  // namespace
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
@@ -74,6 +86,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(&engineThread_, &QThread::finished, worker_, &QObject::deleteLater);
   connect(this, &MainWindow::requestDevice, worker_, &EngineWorker::selectDevice);
   connect(this, &MainWindow::requestRun, worker_, &EngineWorker::run);
+  connect(this, &MainWindow::requestJournal, worker_, &EngineWorker::journalNextRun);
+  connect(worker_, &EngineWorker::journalFailed, this, [this](const QString& message) {
+    const QString text = tr("The run's journal failed (%1): a crash would lose the points from here on.").arg(message);
+    log(text);
+    statusBar()->showMessage(text, 15000);
+  });
   connect(this, &MainWindow::requestPeaks, worker_, &EngineWorker::measurePeaks);
   connect(worker_, &EngineWorker::peakMeasured, this, [this](const ks::PeakResult& r) {
     log(tr("Peak: %1 %2%3")
@@ -109,6 +127,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   engineThread_.start();
   QMetaObject::invokeMethod(worker_, &EngineWorker::initialize, Qt::QueuedConnection);
   setDirty(false);  // "Untitled — kernelscope"
+  journalDir_ = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) + "/journal";
 
   QSettings settings;
   if (!restoreGeometry(settings.value("window/geometry").toByteArray())) resize(1280, 800);
@@ -579,6 +598,7 @@ void MainWindow::startRun() {
     return;
   }
   if (!session_.points.empty() && !confirmDiscard()) return;
+  dropJournal();
   session_ = ks::newSession();
   session_.device = device_;
   session_.plan = *plan;
@@ -602,6 +622,7 @@ void MainWindow::startRun() {
   log(tr("Run: %1 points, %2 warm-up + %3 repetitions").arg(plan->items.size()).arg(plan->warmup).arg(plan->reps));
   updateRunState();
   worker_->clearStop();  // before queueing: a Stop pressed from now on counts
+  startJournal();
   emit requestRun(*plan);
 }
 
@@ -679,6 +700,7 @@ void MainWindow::onRunFinished(bool cancelled) {
   const auto& pts = session_.points;
   table_->resizeColumnsToContents();
   if (pts.empty()) setDirty(false);  // nothing to save
+  if (!dirty_) dropJournal();        // nothing measured, or saved while it ran
   int failed = 0;
   for (const auto& m : pts) failed += m.status == ks::PointStatus::Failed;
   const QString summary = tr("%1 of %2 points done, %3 failed%4 in %5 s")
@@ -885,6 +907,7 @@ void MainWindow::showError(const QString& title, const QString& message) {
 
 void MainWindow::newSession() {
   if (running_ || !confirmDiscard()) return;
+  dropJournal();
   session_ = ks::Session{};
   sessionFromFile_ = false;
   path_.clear();
@@ -915,24 +938,13 @@ bool MainWindow::openSession(const QString& path) {
     showError(tr("Cannot open session"), QString::fromStdString(s.error().message));
     return false;
   }
-  // An interrupted CLI run keeps its cancelled point; it is not a result.
-  auto& loaded = s->points;
-  loaded.erase(std::remove_if(loaded.begin(), loaded.end(),
-                              [](const ks::Measurement& m) { return m.status == ks::PointStatus::Cancelled; }),
-               loaded.end());
+  dropCancelledPoints(s->points);
   if (!confirmDiscard()) return false;
+  dropJournal();
   session_ = std::move(s.value());
   sessionFromFile_ = true;
   path_ = QFileInfo(path).absoluteFilePath();
-  model_->setMeasurements(session_.points);
-  applyPeaks();
-  showDrift();
-  table_->resizeColumnsToContents();
-  for (auto* c : charts()) c->setMeasurements(session_.points);
-  refreshBaselines();
-  progress_->setRange(0, std::max(1, int(session_.plan.items.size())));
-  progress_->setValue(int(session_.points.size()));
-  progress_->setTextVisible(true);
+  showLoadedSession();
   eta_->setText(tr("opened %1").arg(QFileInfo(path).fileName()));
   log(tr("Opened %1: %2 points from %3 on %4")
           .arg(path_)
@@ -943,6 +955,18 @@ bool MainWindow::openSession(const QString& path) {
   addRecent(path_);
   emit sessionLoaded();
   return true;
+}
+
+void MainWindow::showLoadedSession() {
+  model_->setMeasurements(session_.points);
+  applyPeaks();
+  showDrift();
+  table_->resizeColumnsToContents();
+  for (auto* c : charts()) c->setMeasurements(session_.points);
+  refreshBaselines();
+  progress_->setRange(0, std::max(1, int(session_.plan.items.size())));
+  progress_->setValue(int(session_.points.size()));
+  progress_->setTextVisible(true);
 }
 
 void MainWindow::openSessionDialog() {
@@ -959,6 +983,7 @@ bool MainWindow::saveSessionTo(const QString& path) {
   }
   path_ = QFileInfo(path).absoluteFilePath();
   setDirty(false);
+  dropJournal();  // the file holds it all now (during a run, the journal stays until it ends)
   addRecent(path_);
   statusBar()->showMessage(tr("Saved %1").arg(path_), 5000);
   return true;
@@ -1103,6 +1128,124 @@ void MainWindow::rebuildRecentMenu() {
 
 void MainWindow::log(const QString& line) { log_->appendPlainText(line); }
 
+// ------------------------------------------------------------------ journal
+
+void MainWindow::startJournal() {
+  // One file per run; the lock tells another kernelscope that this one is alive.
+  if (!QDir().mkpath(journalDir_)) {
+    log(tr("No journal for this run: cannot create %1; a crash would lose its points.").arg(journalDir_));
+    return;
+  }
+  const QString path = QDir(journalDir_)
+                           .filePath(QStringLiteral("run-%1-%2.json.partial")
+                                         .arg(QDateTime::currentDateTime().toString("yyyyMMdd-HHmmss-zzz"))
+                                         .arg(QCoreApplication::applicationPid()));
+  auto lock = std::make_unique<QLockFile>(path + ".lock");
+  lock->setStaleLockTime(0);  // a long run is not stale; a dead process is
+  if (!lock->tryLock(0)) {
+    log(tr("No journal for this run: cannot lock %1; a crash would lose its points.").arg(path));
+    return;
+  }
+  journalPath_ = path;
+  journalLock_ = std::move(lock);
+  // The engine thread writes it as points arrive (see EngineWorker::run).
+  emit requestJournal(session_, journalPath_);
+}
+
+void MainWindow::dropJournal() {
+  if (journalPath_.isEmpty() || running_) return;  // a running sweep still writes to it
+  QFile::remove(journalPath_);
+  journalLock_.reset();  // unlocks and removes the lock file
+  journalPath_.clear();
+}
+
+MainWindow::RestoreAnswer MainWindow::askRestore(const QString& question, const QString& details, bool can_restore) {
+  if (restoreAnswerer_) {
+    const RestoreAnswer answer = restoreAnswerer_(question);
+    return answer == RestoreAnswer::Restore && !can_restore ? RestoreAnswer::Later : answer;
+  }
+  QMessageBox box(QMessageBox::Question, tr("Restore unsaved sweep?"), question, QMessageBox::NoButton, this);
+  box.setObjectName("restoreBox");
+  box.setInformativeText(details);
+  QPushButton* restore = can_restore ? box.addButton(tr("Restore"), QMessageBox::AcceptRole) : nullptr;
+  QPushButton* discard = box.addButton(tr("Discard"), QMessageBox::DestructiveRole);
+  QPushButton* later = box.addButton(tr("Later"), QMessageBox::RejectRole);
+  box.setDefaultButton(restore ? restore : later);
+  box.setEscapeButton(later);
+  box.exec();
+  if (restore && box.clickedButton() == restore) return RestoreAnswer::Restore;
+  if (box.clickedButton() == discard) return RestoreAnswer::Discard;
+  return RestoreAnswer::Later;
+}
+
+bool MainWindow::offerRestore() {
+  if (running_ || measuringPeaks_ || journalDir_.isEmpty()) return false;
+  // Newest first; a journal whose lock a live kernelscope holds is that one's run.
+  const QFileInfoList files = QDir(journalDir_).entryInfoList({"*.partial"}, QDir::Files, QDir::Time);
+  for (const QFileInfo& file : files) {
+    const QString path = file.absoluteFilePath();
+    if (path == journalPath_) continue;
+    auto lock = std::make_unique<QLockFile>(path + ".lock");
+    lock->setStaleLockTime(0);
+    if (!lock->tryLock(0)) continue;
+    auto journal = ks::loadJournal(path.toStdString());
+    if (!journal) {
+      const QString why = QString::fromStdString(journal.error().message);
+      log(tr("Journal of an unsaved sweep cannot be read: %1").arg(why));
+      if (askRestore(tr("kernelscope found the journal of a sweep that was not saved, but cannot read it."), why,
+                     false) == RestoreAnswer::Discard)
+        QFile::remove(path);
+      continue;
+    }
+    ks::Session& found = journal->session;
+    dropCancelledPoints(found.points);
+    if (found.points.empty()) {  // it stopped before its first point: nothing to restore
+      log(tr("Removed the journal of a sweep that finished no point: %1").arg(path));
+      QFile::remove(path);
+      continue;
+    }
+    QStringList kernels;
+    for (const auto& item : found.plan.items)
+      if (!kernels.contains(QString::fromStdString(item.kernel))) kernels << QString::fromStdString(item.kernel);
+    const QString question =
+        tr("A sweep from %1 was not saved: %2 of %3 points on %4 (%5). Restore it?")
+            .arg(QString::fromStdString(found.created))
+            .arg(found.points.size())
+            .arg(found.plan.items.size())
+            .arg(found.device ? QString::fromStdString(found.device->name) : tr("the CPU"), kernels.join(", "));
+    QString details = tr("Restore shows it as an unsaved session; Discard deletes it; Later asks at the next start.");
+    if (journal->dropped_lines)
+      details += "\n" + tr("The point in flight was lost (%1).").arg(QString::fromStdString(journal->dropped_reason));
+    details += "\n" + tr("Journal: %1").arg(path);
+    const RestoreAnswer answer = askRestore(question, details, true);
+    if (answer == RestoreAnswer::Discard) {
+      QFile::remove(path);
+      log(tr("Discarded the unsaved sweep in %1").arg(path));
+      continue;
+    }
+    if (answer == RestoreAnswer::Later) continue;
+    if (!confirmDiscard()) return false;  // keeps the current session; the journal stays for later
+    dropJournal();
+    session_ = std::move(found);
+    sessionFromFile_ = true;  // its peaks are its own
+    path_.clear();
+    showLoadedSession();
+    eta_->setText(tr("restored %1 of %2 points").arg(session_.points.size()).arg(session_.plan.items.size()));
+    // The journal now stands for this unsaved session, until it is saved or discarded.
+    journalPath_ = path;
+    journalLock_ = std::move(lock);
+    setDirty(true);
+    log(tr("Restored an unsaved sweep from %1: %2 of %3 points (journal %4)")
+            .arg(QString::fromStdString(session_.created))
+            .arg(session_.points.size())
+            .arg(session_.plan.items.size())
+            .arg(path));
+    emit sessionLoaded();
+    return true;
+  }
+  return false;
+}
+
 // ------------------------------------------------------------------ events
 
 void MainWindow::closeEvent(QCloseEvent* event) {
@@ -1118,6 +1261,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     event->ignore();
     return;
   }
+  dropJournal();
   worker_->requestStop();
   QSettings settings;
   settings.setValue("window/geometry", saveGeometry());

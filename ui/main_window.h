@@ -6,7 +6,9 @@
 #include <QElapsedTimer>
 #include <QMainWindow>
 #include <QThread>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 
 #include "engine/session/session.h"
@@ -15,6 +17,7 @@
 
 class QComboBox;
 class QLabel;
+class QLockFile;
 class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
@@ -59,6 +62,18 @@ class MainWindow : public QMainWindow {
   // Tests and scripted use turn off the "discard unsaved changes?" question.
   void setAskBeforeDiscard(bool ask) { askBeforeDiscard_ = ask; }
 
+  // Every run is journaled (engine/session/journal.h) to a file in this folder
+  // (default: the app's data folder / journal); the journal goes once the
+  // session is saved or discarded, so one that is left is a sweep that was lost.
+  QString journalDirectory() const { return journalDir_; }
+  void setJournalDirectory(const QString& dir) { journalDir_ = dir; }
+  QString journalPath() const { return journalPath_; }  // the current session's, if any
+  enum class RestoreAnswer { Restore, Discard, Later };
+  // Answers the restore offer instead of a message box (tests, scripted use).
+  void setRestoreAnswerer(std::function<RestoreAnswer(const QString& question)> answerer) {
+    restoreAnswerer_ = std::move(answerer);
+  }
+
   // Widgets, for tests.
   QComboBox* deviceBox() const { return deviceBox_; }
   QTreeWidget* kernelTree() const { return kernelTree_; }
@@ -100,6 +115,9 @@ class MainWindow : public QMainWindow {
   void exportChartSvg();
   void exportCsv();
   void copySelectedRows();
+  // Offers each journal that no running kernelscope holds: Restore (it becomes
+  // the current, unsaved session), Discard or Later. Called at start.
+  bool offerRestore();
 
  signals:
   void devicesListed();
@@ -110,6 +128,7 @@ class MainWindow : public QMainWindow {
   // To the engine thread.
   void requestDevice(int index);
   void requestRun(const ks::Plan& plan);
+  void requestJournal(const ks::Session& header, const QString& path);
   void requestPeaks();
 
  protected:
@@ -147,6 +166,10 @@ class MainWindow : public QMainWindow {
   // Everything derived from the whole session: roofline, series table, comparison.
   void refreshDerivedViews();
   void log(const QString& line);
+  void startJournal();  // for the run about to start
+  void dropJournal();   // the session was saved or discarded
+  RestoreAnswer askRestore(const QString& question, const QString& details, bool can_restore);
+  void showLoadedSession();  // session_ from a file or a journal into every view
 
   QThread engineThread_;
   EngineWorker* worker_ = nullptr;
@@ -196,6 +219,10 @@ class MainWindow : public QMainWindow {
   bool sessionFromFile_ = false;                       // session_ was opened, not run here: its peaks are its own
   std::map<uint32_t, ks::DevicePeaks> measuredPeaks_;  // by device index, this app run
   QElapsedTimer runClock_;
+  QString journalDir_;
+  QString journalPath_;
+  std::unique_ptr<QLockFile> journalLock_;  // held while this window owns journalPath_
+  std::function<RestoreAnswer(const QString&)> restoreAnswerer_;
   QString lastError_;
 };
 

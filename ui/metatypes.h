@@ -7,6 +7,7 @@
 #include "engine/bench/peaks.h"
 #include "engine/bench/runner.h"
 #include "engine/cpu/cpu_info.h"
+#include "engine/session/session.h"
 #include "engine/vulkan/context.h"
 
 Q_DECLARE_METATYPE(ks::Measurement)
@@ -17,6 +18,7 @@ Q_DECLARE_METATYPE(ks::cpu::HostInfo)
 Q_DECLARE_METATYPE(ks::DevicePeaks)
 Q_DECLARE_METATYPE(ks::PeakResult)
 Q_DECLARE_METATYPE(ks::DriftReport)
+Q_DECLARE_METATYPE(ks::Session)
 
 namespace ks::ui {
 void registerMetaTypes();

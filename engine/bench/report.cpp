@@ -87,8 +87,9 @@ std::string formatPointLine(const Measurement& m, size_t index, size_t total, co
     if (text.size() < width) text.resize(width, ' ');
     return text + " ";
   };
-  out << padded("[" + std::to_string(index) + "/" + std::to_string(total) + "]", columns.index)
-      << padded(m.item.kernel, columns.kernel) << padded(paramsText(m), columns.params)
+  std::string counter = "[" + std::to_string(index) + "/" + std::to_string(total) + "]";
+  if (counter.size() < columns.index) counter.insert(0, columns.index - counter.size(), ' ');  // right-aligned
+  out << counter << " " << padded(m.item.kernel, columns.kernel) << padded(paramsText(m), columns.params)
       << padded(m.item.size.str(), columns.size);
   switch (m.status) {
     case PointStatus::Ok:

@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "engine/session/durable_file.h"
+#include "engine/session/session_json.h"
 #include "engine/vulkan/shader_compiler.h"
 
 namespace ks {
@@ -98,6 +100,8 @@ json peaksToJson(const DevicePeaks& p) {
   return {{"measured_at", p.measured_at}, {"results", results}};
 }
 
+}  // namespace
+
 json driftToJson(const DriftReport& d) {
   json checks = json::array();
   for (const auto& c : d.checks)
@@ -113,6 +117,8 @@ json driftToJson(const DriftReport& d) {
           {"rule", driftRuleName(d.rule)}, {"checks", checks}, {"max_change", d.max_change},
           {"unstable", d.unstable},        {"error", d.error}};
 }
+
+namespace {
 
 // ---- validation helpers: every failure names the field path.
 struct Reader {
@@ -231,10 +237,12 @@ PlanItem readItem(Reader& r, const json& j, const std::string& path, const Kerne
 
 bool near(double a, double b) { return std::fabs(a - b) <= 1e-6 * std::max(std::fabs(a), std::fabs(b)) + 1e-9; }
 
+}  // namespace
+
 // The "drift" object. Statistics come from the raw samples, and the verdict
 // (max_change, unstable) from the checks: a file cannot call itself stable
 // when its own checks moved past the threshold.
-Result<DriftReport> readDrift(const json& d, const Plan& plan) {
+Result<DriftReport> driftFromJson(const json& d, const Plan& plan) {
   Reader r;
   const std::string reference = r.str(d, "drift", "reference");
   const std::string clock = r.str(d, "drift", "clock");
@@ -307,9 +315,7 @@ Result<DriftReport> readDrift(const json& d, const Plan& plan) {
   return report;
 }
 
-}  // namespace
-
-std::string sessionToJson(const Session& s) {
+json sessionHeaderToJson(const Session& s) {
   json j;
   j["format"] = kSessionFormat;
   j["version"] = kSessionVersion;
@@ -346,61 +352,66 @@ std::string sessionToJson(const Session& s) {
   j["plan"]["rotate_inputs"] = s.plan.rotate_inputs;
   j["plan"]["cache_bytes"] = s.plan.cache_bytes;
   j["plan"]["dispatch_timeout_ms"] = s.plan.dispatch_timeout_ms;
-  json points = json::array();
-  for (const auto& m : s.points) {
-    const KernelInfo* k = Registry::instance().find(m.item.kernel);
-    json p;
-    p["kernel"] = m.item.kernel;
-    p["params"] = paramsToJson(m.item.params, !k || k->uses_workgroup);
-    p["size"] = sizeToJson(m.item.size);
-    p["status"] = pointStatusName(m.status);
-    if (!m.error.empty()) p["error"] = m.error;
-    p["clock"] = m.clock.empty() ? json(nullptr) : json(m.clock);
-    p["warmup_runs"] = m.warmup_runs;
-    if (!m.stop_reason.empty()) p["stop_reason"] = m.stop_reason;
-    if (m.input_sets > 1) p["input_sets"] = m.input_sets;
-    if (m.cache_resident) p["cache_resident"] = true;
-    p["samples_ns"] = m.samples_ns;
-    if (!m.wall_ns.empty()) p["wall_ns"] = m.wall_ns;
-    p["stats"] = {{"count", m.stats.count},
-                  {"min_ns", m.stats.min},
-                  {"median_ns", m.stats.median},
-                  {"mean_ns", m.stats.mean},
-                  {"max_ns", m.stats.max},
-                  {"stddev_ns", m.stats.stddev},
-                  {"cv", m.stats.cv},
-                  {"q1_ns", m.stats.q1},
-                  {"q3_ns", m.stats.q3},
-                  {"ci_low_ns", m.stats.ci_low},
-                  {"ci_high_ns", m.stats.ci_high},
-                  {"outliers", m.stats.outliers}};
-    p["gflops"] = m.gflops;
-    p["gbps"] = m.gbps;
-    if (k && k->bytes) p["bytes"] = k->bytes(m.item.size, m.item.params);
-    if (!m.method.empty()) p["method"] = m.method;
-    if (!m.shader_hash.empty()) p["shader_hash"] = m.shader_hash;
-    if (!m.pipeline_stats.empty()) p["pipeline_stats"] = m.pipeline_stats;
-    p["verification"] = {{"status", verifyStatusName(m.verification.status)},
-                         {"rel_error", numberOrNull(m.verification.rel_error)},
-                         {"max_error", numberOrNull(m.verification.max_error)},
-                         {"tolerance", m.verification.tolerance},
-                         {"note", m.verification.note}};
-    points.push_back(std::move(p));
-  }
-  j["points"] = std::move(points);
-  if (s.drift) j["drift"] = driftToJson(*s.drift);
   j["notes"] = s.notes;
-  // Driver strings and error texts are not guaranteed UTF-8: replace, never throw.
-  return j.dump(1, ' ', false, json::error_handler_t::replace);
+  return j;
 }
 
-Result<Session> sessionFromJson(const std::string& text) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    return makeError(std::string("not a valid JSON file: ") + e.what());
-  }
+json pointToJson(const Measurement& m) {
+  const KernelInfo* k = Registry::instance().find(m.item.kernel);
+  json p;
+  p["kernel"] = m.item.kernel;
+  p["params"] = paramsToJson(m.item.params, !k || k->uses_workgroup);
+  p["size"] = sizeToJson(m.item.size);
+  p["status"] = pointStatusName(m.status);
+  if (!m.error.empty()) p["error"] = m.error;
+  p["clock"] = m.clock.empty() ? json(nullptr) : json(m.clock);
+  p["warmup_runs"] = m.warmup_runs;
+  if (!m.stop_reason.empty()) p["stop_reason"] = m.stop_reason;
+  if (m.input_sets > 1) p["input_sets"] = m.input_sets;
+  if (m.cache_resident) p["cache_resident"] = true;
+  p["samples_ns"] = m.samples_ns;
+  if (!m.wall_ns.empty()) p["wall_ns"] = m.wall_ns;
+  p["stats"] = {{"count", m.stats.count},
+                {"min_ns", m.stats.min},
+                {"median_ns", m.stats.median},
+                {"mean_ns", m.stats.mean},
+                {"max_ns", m.stats.max},
+                {"stddev_ns", m.stats.stddev},
+                {"cv", m.stats.cv},
+                {"q1_ns", m.stats.q1},
+                {"q3_ns", m.stats.q3},
+                {"ci_low_ns", m.stats.ci_low},
+                {"ci_high_ns", m.stats.ci_high},
+                {"outliers", m.stats.outliers}};
+  p["gflops"] = m.gflops;
+  p["gbps"] = m.gbps;
+  if (k && k->bytes) p["bytes"] = k->bytes(m.item.size, m.item.params);
+  if (!m.method.empty()) p["method"] = m.method;
+  if (!m.shader_hash.empty()) p["shader_hash"] = m.shader_hash;
+  if (!m.pipeline_stats.empty()) p["pipeline_stats"] = m.pipeline_stats;
+  p["verification"] = {{"status", verifyStatusName(m.verification.status)},
+                       {"rel_error", numberOrNull(m.verification.rel_error)},
+                       {"max_error", numberOrNull(m.verification.max_error)},
+                       {"tolerance", m.verification.tolerance},
+                       {"note", m.verification.note}};
+  return p;
+}
+
+std::string dumpJson(const json& j, int indent) {
+  // Driver strings and error texts are not guaranteed UTF-8: replace, never throw.
+  return j.dump(indent, ' ', false, json::error_handler_t::replace);
+}
+
+std::string sessionToJson(const Session& s) {
+  json j = sessionHeaderToJson(s);
+  json points = json::array();
+  for (const auto& m : s.points) points.push_back(pointToJson(m));
+  j["points"] = std::move(points);
+  if (s.drift) j["drift"] = driftToJson(*s.drift);
+  return dumpJson(j, 1);
+}
+
+Result<Session> sessionHeaderFromJson(const json& j) {
   Reader r;
   Session s;
   if (!j.is_object()) return makeError("not a kernelscope session: the top level is not an object");
@@ -548,149 +559,152 @@ Result<Session> sessionFromJson(const std::string& text) {
         s.plan.items.push_back(readItem(r, (*items)[i], "plan.items[" + std::to_string(i) + "]", nullptr));
   }
   if (r.failed()) return makeError(r.error);
-
-  const json* points = r.field(j, "", "points");
-  if (!points) return makeError(r.error.substr(1));
-  if (!points->is_array()) return makeError("points: expected an array");
-  for (size_t i = 0; i < points->size(); ++i) {
-    const std::string path = "points[" + std::to_string(i) + "]";
-    const json& pj = (*points)[i];
-    const KernelInfo* kernel = nullptr;
-    Measurement m;
-    m.item = readItem(r, pj, path, &kernel);
-    if (r.failed()) return makeError(r.error);
-    auto status = parsePointStatus(r.str(pj, path, "status"));
-    if (r.failed()) return makeError(r.error);
-    if (!status) return makeError(path + ".status: " + status.error().message);
-    m.status = *status;
-    m.error = r.str(pj, path, "error", false);
-    m.warmup_runs = static_cast<uint32_t>(r.uint(pj, path, "warmup_runs", false));
-    m.method = r.str(pj, path, "method", false);
-    m.shader_hash = r.str(pj, path, "shader_hash", false);
-    m.stop_reason = r.str(pj, path, "stop_reason", false);
-    if (pj.contains("input_sets")) m.input_sets = static_cast<uint32_t>(r.uint(pj, path, "input_sets", false));
-    if (m.input_sets == 0) r.fail(path + ".input_sets", "expected at least 1");
-    m.cache_resident = r.boolean(pj, path, "cache_resident");
-    if (!r.failed() && m.input_sets > 1 && !s.plan.rotate_inputs)
-      r.fail(path + ".input_sets", std::to_string(m.input_sets) + " sets, but plan.rotate_inputs is false");
-    if (!r.failed() && (m.input_sets > 1 || m.cache_resident) && kernel && !kernel->memory_bound)
-      r.fail(path + (m.cache_resident ? ".cache_resident" : ".input_sets"),
-             "only bandwidth-bound kernels rotate their inputs, not " + kernel->id);
-    m.pipeline_stats = r.str(pj, path, "pipeline_stats", false);
-    if (const json* clock = r.field(pj, path, "clock"); clock && !clock->is_null()) {
-      if (!clock->is_string() || (*clock != "gpu_timestamp" && *clock != "wall"))
-        return makeError(path + ".clock: expected \"gpu_timestamp\" or \"wall\"");
-      m.clock = clock->get<std::string>();
-    }
-    for (const char* key : {"samples_ns", "wall_ns"}) {
-      const json* arr = r.field(pj, path, key, std::string(key) == "samples_ns");
-      if (!arr) continue;
-      if (!arr->is_array()) return makeError(path + "." + key + ": expected an array of numbers");
-      auto& dst = std::string(key) == "samples_ns" ? m.samples_ns : m.wall_ns;
-      for (size_t k = 0; k < arr->size(); ++k) {
-        const json& x = (*arr)[k];
-        if (!x.is_number() || !std::isfinite(x.get<double>()) || x.get<double>() < 0)
-          return makeError(path + "." + key + "[" + std::to_string(k) + "]: expected a non-negative number");
-        dst.push_back(x.get<double>());
-      }
-    }
-    if (r.failed()) return makeError(r.error);
-    if (m.status == PointStatus::Ok && m.samples_ns.empty())
-      return makeError(path + ".samples_ns: an ok point must have samples");
-    if (m.status == PointStatus::Ok && m.clock.empty())
-      return makeError(path + ".clock: an ok point must name its clock");
-    // Statistics are recomputed from the raw samples; stored ones must agree.
-    m.stats = computeStats(m.samples_ns);
-    if (const json* st = r.field(pj, path, "stats")) {
-      const double median = r.num(*st, path + ".stats", "median_ns");
-      if (r.failed()) return makeError(r.error);
-      if (!m.samples_ns.empty() && !near(median, m.stats.median))
-        return makeError(path + ".stats.median_ns: " + std::to_string(median) +
-                         " does not match the median of samples_ns (" + std::to_string(m.stats.median) + ")");
-    }
-    m.gflops = r.num(pj, path, "gflops");
-    m.gbps = r.num(pj, path, "gbps", false);
-    if (r.failed()) return makeError(r.error);
-    if (m.stats.median > 0) {
-      const double expect = kernel->flops(m.item.size) / m.stats.median;
-      if (!near(m.gflops, expect))
-        return makeError(path + ".gflops: " + std::to_string(m.gflops) + " does not match the size and median time (" +
-                         std::to_string(expect) + ")");
-      m.gbps = kernel->bytes(m.item.size, m.item.params) / m.stats.median;
-    }
-    if (const json* v = r.field(pj, path, "verification")) {
-      const std::string vp = path + ".verification";
-      const std::string vs = r.str(*v, vp, "status");
-      if (vs == "ok")
-        m.verification.status = VerifyStatus::Ok;
-      else if (vs == "failed")
-        m.verification.status = VerifyStatus::Failed;
-      else if (vs == "skipped")
-        m.verification.status = VerifyStatus::Skipped;
-      else if (!r.failed())
-        r.fail(vp + ".status", "expected ok, failed or skipped");
-      m.verification.rel_error = r.num(*v, vp, "rel_error", false, true);
-      m.verification.max_error = r.num(*v, vp, "max_error", false, true);
-      m.verification.tolerance = r.num(*v, vp, "tolerance", false);
-      m.verification.note = r.str(*v, vp, "note", false);
-    }
-    if (r.failed()) return makeError(r.error);
-    if (m.status == PointStatus::Ok) {
-      const bool adaptive = s.plan.target_ci > 0;
-      const size_t most = adaptive ? std::max<size_t>(s.plan.max_reps, s.plan.reps) : s.plan.reps;
-      if (m.samples_ns.size() < s.plan.reps || m.samples_ns.size() > most)
-        return makeError(path + ".samples_ns: " + std::to_string(m.samples_ns.size()) + " samples, but plan.reps is " +
-                         std::to_string(s.plan.reps) + (adaptive ? " (max " + std::to_string(most) + ")" : ""));
-      if (m.stats.median <= 0) return makeError(path + ".samples_ns: an ok point must have a positive median");
-      if (!m.wall_ns.empty() && m.wall_ns.size() != m.samples_ns.size())
-        return makeError(path + ".wall_ns: " + std::to_string(m.wall_ns.size()) + " values for " +
-                         std::to_string(m.samples_ns.size()) + " samples");
-      // The kernel's own rules (tunable values, shapes, size constraints).
-      if (auto why = checkPoint(*kernel, m.item.size, m.item.params, nullptr))
-        return makeError(path + ".params: " + *why);
-      if (m.verification.status == VerifyStatus::Ok && kernel->tolerance &&
-          !near(m.verification.tolerance, kernel->tolerance(m.item.size, m.item.params)))
-        return makeError(path + ".verification.tolerance: " + std::to_string(m.verification.tolerance) +
-                         " is not this kernel's tolerance for the size (" +
-                         std::to_string(kernel->tolerance(m.item.size, m.item.params)) + ")");
-      if (m.clock == "gpu_timestamp" && kernel->backend == Backend::Cpu)
-        return makeError(path + ".clock: a CPU kernel cannot be timed with GPU timestamps");
-    }
-    if (m.status == PointStatus::Ok && m.verification.status != VerifyStatus::Ok)
-      return makeError(path + ".verification.status: an ok point must be verified ok, not " +
-                       verifyStatusName(m.verification.status));
-    if (m.verification.status == VerifyStatus::Ok &&
-        !(std::isfinite(m.verification.rel_error) && m.verification.rel_error <= m.verification.tolerance &&
-          std::isfinite(m.verification.max_error) && m.verification.max_error <= m.verification.tolerance))
-      return makeError(path + ".verification: status ok but an error exceeds the tolerance");
-    s.points.push_back(std::move(m));
-  }
-  if (const json* d = r.field(j, "", "drift", false); d && !d->is_null()) {
-    auto drift = readDrift(*d, s.plan);
-    if (!drift) return drift.error();
-    s.drift = std::move(*drift);
-  }
   if (const json* n = r.field(j, "", "notes", false); n && n->is_string()) s.notes = n->get<std::string>();
   return s;
 }
 
-Status saveSession(const Session& session, const std::string& path) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return makeError("cannot write " + path + ": " + std::strerror(errno));
-    out << sessionToJson(session) << '\n';
-    out.close();
-    if (!out) {
-      std::remove(tmp.c_str());
-      return makeError("cannot write " + path + " (disk full?)");
+Result<Measurement> pointFromJson(const json& pj, const Plan& plan, const std::string& path) {
+  Reader r;
+  const KernelInfo* kernel = nullptr;
+  Measurement m;
+  m.item = readItem(r, pj, path, &kernel);
+  if (r.failed()) return makeError(r.error);
+  auto status = parsePointStatus(r.str(pj, path, "status"));
+  if (r.failed()) return makeError(r.error);
+  if (!status) return makeError(path + ".status: " + status.error().message);
+  m.status = *status;
+  m.error = r.str(pj, path, "error", false);
+  m.warmup_runs = static_cast<uint32_t>(r.uint(pj, path, "warmup_runs", false));
+  m.method = r.str(pj, path, "method", false);
+  m.shader_hash = r.str(pj, path, "shader_hash", false);
+  m.stop_reason = r.str(pj, path, "stop_reason", false);
+  if (pj.contains("input_sets")) m.input_sets = static_cast<uint32_t>(r.uint(pj, path, "input_sets", false));
+  if (m.input_sets == 0) r.fail(path + ".input_sets", "expected at least 1");
+  m.cache_resident = r.boolean(pj, path, "cache_resident");
+  if (!r.failed() && m.input_sets > 1 && !plan.rotate_inputs)
+    r.fail(path + ".input_sets", std::to_string(m.input_sets) + " sets, but plan.rotate_inputs is false");
+  if (!r.failed() && (m.input_sets > 1 || m.cache_resident) && kernel && !kernel->memory_bound)
+    r.fail(path + (m.cache_resident ? ".cache_resident" : ".input_sets"),
+           "only bandwidth-bound kernels rotate their inputs, not " + kernel->id);
+  m.pipeline_stats = r.str(pj, path, "pipeline_stats", false);
+  if (const json* clock = r.field(pj, path, "clock"); clock && !clock->is_null()) {
+    if (!clock->is_string() || (*clock != "gpu_timestamp" && *clock != "wall"))
+      return makeError(path + ".clock: expected \"gpu_timestamp\" or \"wall\"");
+    m.clock = clock->get<std::string>();
+  }
+  for (const char* key : {"samples_ns", "wall_ns"}) {
+    const json* arr = r.field(pj, path, key, std::string(key) == "samples_ns");
+    if (!arr) continue;
+    if (!arr->is_array()) return makeError(path + "." + key + ": expected an array of numbers");
+    auto& dst = std::string(key) == "samples_ns" ? m.samples_ns : m.wall_ns;
+    for (size_t k = 0; k < arr->size(); ++k) {
+      const json& x = (*arr)[k];
+      if (!x.is_number() || !std::isfinite(x.get<double>()) || x.get<double>() < 0)
+        return makeError(path + "." + key + "[" + std::to_string(k) + "]: expected a non-negative number");
+      dst.push_back(x.get<double>());
     }
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return makeError("cannot replace " + path + ": " + std::strerror(errno));
+  if (r.failed()) return makeError(r.error);
+  if (m.status == PointStatus::Ok && m.samples_ns.empty())
+    return makeError(path + ".samples_ns: an ok point must have samples");
+  if (m.status == PointStatus::Ok && m.clock.empty())
+    return makeError(path + ".clock: an ok point must name its clock");
+  // Statistics are recomputed from the raw samples; stored ones must agree.
+  m.stats = computeStats(m.samples_ns);
+  if (const json* st = r.field(pj, path, "stats")) {
+    const double median = r.num(*st, path + ".stats", "median_ns");
+    if (r.failed()) return makeError(r.error);
+    if (!m.samples_ns.empty() && !near(median, m.stats.median))
+      return makeError(path + ".stats.median_ns: " + std::to_string(median) +
+                       " does not match the median of samples_ns (" + std::to_string(m.stats.median) + ")");
   }
-  return Ok{};
+  m.gflops = r.num(pj, path, "gflops");
+  m.gbps = r.num(pj, path, "gbps", false);
+  if (r.failed()) return makeError(r.error);
+  if (m.stats.median > 0) {
+    const double expect = kernel->flops(m.item.size) / m.stats.median;
+    if (!near(m.gflops, expect))
+      return makeError(path + ".gflops: " + std::to_string(m.gflops) + " does not match the size and median time (" +
+                       std::to_string(expect) + ")");
+    m.gbps = kernel->bytes(m.item.size, m.item.params) / m.stats.median;
+  }
+  if (const json* v = r.field(pj, path, "verification")) {
+    const std::string vp = path + ".verification";
+    const std::string vs = r.str(*v, vp, "status");
+    if (vs == "ok")
+      m.verification.status = VerifyStatus::Ok;
+    else if (vs == "failed")
+      m.verification.status = VerifyStatus::Failed;
+    else if (vs == "skipped")
+      m.verification.status = VerifyStatus::Skipped;
+    else if (!r.failed())
+      r.fail(vp + ".status", "expected ok, failed or skipped");
+    m.verification.rel_error = r.num(*v, vp, "rel_error", false, true);
+    m.verification.max_error = r.num(*v, vp, "max_error", false, true);
+    m.verification.tolerance = r.num(*v, vp, "tolerance", false);
+    m.verification.note = r.str(*v, vp, "note", false);
+  }
+  if (r.failed()) return makeError(r.error);
+  if (m.status == PointStatus::Ok) {
+    const bool adaptive = plan.target_ci > 0;
+    const size_t most = adaptive ? std::max<size_t>(plan.max_reps, plan.reps) : plan.reps;
+    if (m.samples_ns.size() < plan.reps || m.samples_ns.size() > most)
+      return makeError(path + ".samples_ns: " + std::to_string(m.samples_ns.size()) + " samples, but plan.reps is " +
+                       std::to_string(plan.reps) + (adaptive ? " (max " + std::to_string(most) + ")" : ""));
+    if (m.stats.median <= 0) return makeError(path + ".samples_ns: an ok point must have a positive median");
+    if (!m.wall_ns.empty() && m.wall_ns.size() != m.samples_ns.size())
+      return makeError(path + ".wall_ns: " + std::to_string(m.wall_ns.size()) + " values for " +
+                       std::to_string(m.samples_ns.size()) + " samples");
+    // The kernel's own rules (tunable values, shapes, size constraints).
+    if (auto why = checkPoint(*kernel, m.item.size, m.item.params, nullptr))
+      return makeError(path + ".params: " + *why);
+    if (m.verification.status == VerifyStatus::Ok && kernel->tolerance &&
+        !near(m.verification.tolerance, kernel->tolerance(m.item.size, m.item.params)))
+      return makeError(path + ".verification.tolerance: " + std::to_string(m.verification.tolerance) +
+                       " is not this kernel's tolerance for the size (" +
+                       std::to_string(kernel->tolerance(m.item.size, m.item.params)) + ")");
+    if (m.clock == "gpu_timestamp" && kernel->backend == Backend::Cpu)
+      return makeError(path + ".clock: a CPU kernel cannot be timed with GPU timestamps");
+  }
+  if (m.status == PointStatus::Ok && m.verification.status != VerifyStatus::Ok)
+    return makeError(path + ".verification.status: an ok point must be verified ok, not " +
+                     verifyStatusName(m.verification.status));
+  if (m.verification.status == VerifyStatus::Ok &&
+      !(std::isfinite(m.verification.rel_error) && m.verification.rel_error <= m.verification.tolerance &&
+        std::isfinite(m.verification.max_error) && m.verification.max_error <= m.verification.tolerance))
+    return makeError(path + ".verification: status ok but an error exceeds the tolerance");
+  return m;
+}
+
+Result<Session> sessionFromJson(const std::string& text) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    return makeError(std::string("not a valid JSON file: ") + e.what());
+  }
+  auto s = sessionHeaderFromJson(j);
+  if (!s) return s;
+  Reader r;
+  const json* points = r.field(j, "", "points");
+  if (!points) return makeError(r.error.substr(1));
+  if (!points->is_array()) return makeError("points: expected an array");
+  for (size_t i = 0; i < points->size(); ++i) {
+    auto m = pointFromJson((*points)[i], s->plan, "points[" + std::to_string(i) + "]");
+    if (!m) return m.error();
+    s->points.push_back(std::move(*m));
+  }
+  if (const json* d = r.field(j, "", "drift", false); d && !d->is_null()) {
+    auto drift = driftFromJson(*d, s->plan);
+    if (!drift) return drift.error();
+    s->drift = std::move(*drift);
+  }
+  return s;
+}
+
+Status saveSession(const Session& session, const std::string& path) {
+  // On the disk before it returns: callers delete the run's journal next.
+  return writeFileDurably(path, sessionToJson(session) + '\n');
 }
 
 Result<Session> loadSession(const std::string& path) {

@@ -46,7 +46,7 @@ std::string sessionToJson(const Session& session);
 // Validates everything; the error names the field that cannot be trusted.
 Result<Session> sessionFromJson(const std::string& text);
 
-Status saveSession(const Session& session, const std::string& path);  // atomic: temp + rename
+Status saveSession(const Session& session, const std::string& path);  // atomic and flushed: temp + fsync + rename
 Result<Session> loadSession(const std::string& path);
 
 }  // namespace ks

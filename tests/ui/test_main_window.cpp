@@ -39,6 +39,7 @@ class TestMainWindow : public QObject {
   std::unique_ptr<MainWindow> makeWindow() {
     auto w = std::make_unique<MainWindow>();
     w->setAskBeforeDiscard(false);
+    w->setJournalDirectory(dir_.filePath("journal"));  // windows left unsaved leave journals: not in ~/.qttest
     w->show();
     QComboBox* box = w->deviceBox();
     const bool listed = QTest::qWaitFor([&] { return box->findText("llvmpipe", Qt::MatchContains) >= 0; }, 30000);
