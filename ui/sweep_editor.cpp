@@ -94,6 +94,16 @@ SweepEditor::SweepEditor(QWidget* parent) : QWidget(parent) {
   drift_->setToolTip(
       tr("A short reference kernel runs at the start, between kernels and at the end; if its time moves by more "
          "than this, the sweep is marked unstable"));
+  timeout_ = new QDoubleSpinBox;
+  timeout_->setObjectName("dispatchTimeout");
+  timeout_->setRange(0, 86400);
+  timeout_->setDecimals(1);
+  timeout_->setValue(0);
+  timeout_->setSuffix(" s");
+  timeout_->setSpecialValueText(tr("automatic"));
+  timeout_->setToolTip(
+      tr("The watchdog: a dispatch running longer is stopped, its point failed, the device recreated, and the "
+         "sweep goes on. Automatic: 5 s past a pessimistic estimate of the point's run."));
   sizesError_ = errorLabel();
   shapesError_ = errorLabel();
   paramsError_ = errorLabel();
@@ -137,6 +147,7 @@ SweepEditor::SweepEditor(QWidget* parent) : QWidget(parent) {
   form->addRow(tr("Until CI within"), ciRow);
   form->addRow(tr("Rotate inputs over"), cache_);
   form->addRow(tr("Drift alarm at"), drift_);
+  form->addRow(tr("Dispatch timeout"), timeout_);
   form->addRow(summary_);
 
   for (QLineEdit* e : {sizes_, shapes_, params_}) connect(e, &QLineEdit::textChanged, this, &SweepEditor::revalidate);
@@ -144,6 +155,7 @@ SweepEditor::SweepEditor(QWidget* parent) : QWidget(parent) {
     connect(s, &QSpinBox::valueChanged, this, &SweepEditor::revalidate);
   connect(targetCi_, &QDoubleSpinBox::valueChanged, this, &SweepEditor::revalidate);
   connect(drift_, &QDoubleSpinBox::valueChanged, this, &SweepEditor::revalidate);
+  connect(timeout_, &QDoubleSpinBox::valueChanged, this, &SweepEditor::revalidate);
   revalidate();
 }
 
@@ -296,6 +308,7 @@ void SweepEditor::revalidate() {
       if (plan.rotate_inputs) plan.cache_bytes = uint64_t(cache_->value()) << 20;
       plan.drift_check = drift_->value() > 0;
       if (plan.drift_check) plan.drift_threshold = drift_->value() / 100.0;
+      plan.dispatch_timeout_ms = uint32_t(timeout_->value() * 1000);
       plan_ = plan;
     }
   }

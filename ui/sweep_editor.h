@@ -42,6 +42,7 @@ class SweepEditor : public QWidget {
   QSpinBox* maxRepsBox() const { return maxReps_; }
   QSpinBox* cacheBox() const { return cache_; }
   QDoubleSpinBox* driftBox() const { return drift_; }
+  QDoubleSpinBox* dispatchTimeoutBox() const { return timeout_; }
 
  signals:
   void changed();  // any entry or its validity changed
@@ -60,6 +61,7 @@ class SweepEditor : public QWidget {
   QSpinBox* maxReps_;         // ... and sample cap
   QSpinBox* cache_;           // MiB touched between reuses of a bandwidth kernel's inputs; 0 = no rotation
   QDoubleSpinBox* drift_;     // % change of the reference kernel that marks the sweep unstable; 0 = no check
+  QDoubleSpinBox* timeout_;   // the dispatch watchdog, seconds; 0 = automatic
   QLabel* sizesError_;
   QLabel* shapesError_;
   QLabel* paramsError_;

@@ -259,6 +259,27 @@ class TestMainWindow : public QObject {
     QVERIFY(!w->session().drift);
   }
 
+  void theWatchdogStopsAPointAndTheRunGoesOn() {
+    // A 0.1 s watchdog from the editor: gemm.naive at 512 (about half a
+    // second a run on lavapipe) is stopped and failed with the reason; the
+    // device is recreated and the next point, a small one, is measured.
+    auto w = makeWindow();
+    w->setKernelChecked("gemm.naive", true);
+    setSweep(*w, "512,16");
+    w->sweepEditor()->driftBox()->setValue(0);
+    w->sweepEditor()->dispatchTimeoutBox()->setValue(0.1);
+    QSignalSpy finished(w.get(), &MainWindow::runFinished);
+    QTest::mouseClick(w->runButton(), Qt::LeftButton);
+    QVERIFY(finished.wait(120000));
+    QCOMPARE(w->session().plan.dispatch_timeout_ms, 100u);
+    const auto& points = w->resultsModel()->measurements();
+    QCOMPARE(int(points.size()), 2);
+    QCOMPARE(points[0].status, ks::PointStatus::Failed);
+    QVERIFY2(QString::fromStdString(points[0].error).contains("watchdog"), points[0].error.c_str());
+    QVERIFY2(points[1].trustworthy(), points[1].error.c_str());
+    QVERIFY(w->runButton()->isEnabled());
+  }
+
   void baselineRooflineAndSeriesViews() {
     auto w = makeWindow();
     w->setKernelChecked("dot.two_pass_shared", true);
