@@ -16,7 +16,7 @@ if [ "$kind" = gpu ]; then
   args=(--kernels 'gemm.*' --sizes 1024,2048,4096 --reps 10 --warmup 3)
 else
   cli="${KS_CLI:-$here/build/app/kernelscope-cli}"
-  args=(--kernels 'gemm.*,cpu.gemm.openblas' --sizes 128,256,512 --reps 10 --warmup 2)
+  args=(--kernels 'gemm.*,cpu.gemm.openblas' --sizes 128,256,512 --reps 10 --warmup 2 --peaks)  # as scripts/run.sh
 fi
 for i in $(seq 1 "$n"); do
   "$cli" run "${args[@]}" -o "$out/sweep-$i.json" --quiet "${@:4}" >"$out/sweep-$i.txt" 2>&1 || true

@@ -7,6 +7,7 @@
 #include <exception>
 #include <optional>
 
+#include "engine/bench/warmup.h"
 #include "engine/kernels/registry.h"
 
 namespace ks {
@@ -80,7 +81,12 @@ constexpr uint64_t kMaxIterations = 1ull << 22;
 
 // Workgroups of 256 in the reference dispatch. Small on purpose: it should cost
 // little next to the sweep, and clocks and thermal state are the whole chip's.
-uint32_t referenceGroups(const vk::DeviceInfo& info) { return info.isSoftware() ? 16 : 64; }
+// On a CPU device (lavapipe) one workgroup, run by one of its threads: spread
+// over every core, the reference doubled whenever anything else ran on one of
+// them for a moment (a daemon, OpenBLAS's threads spinning after a
+// verification), which is noise; on one core it slows only when the machine
+// has no free core left, which is a change worth flagging.
+uint32_t referenceGroups(const vk::DeviceInfo& info) { return info.isSoftware() ? 1 : 64; }
 
 // The next iteration count while calibrating: scaled towards the target,
 // at least doubled (the first probes are dominated by fixed costs).
@@ -174,21 +180,14 @@ Status DriftReference::warmUp(const std::function<Result<double>()>& runOnce, ui
   const auto start = Clock::now();
   for (uint32_t runs = 0; runs < options_.untimed_runs || msSince(start) < warmup_ms; ++runs)
     if (auto t = runOnce(); !t) return t.error();
-  // Then until two consecutive windows agree: a device still ramping up (or
-  // still shared with threads that spin after a verification) drifts between
-  // windows; a steady one does not.
-  double previous = 0;
-  while (msSince(start) < options_.max_warmup_ms) {
-    std::vector<double> window;
-    for (uint32_t i = 0; i < options_.steady_window; ++i) {
-      auto t = runOnce();
-      if (!t) return t.error();
-      window.push_back(*t);
-    }
-    const double median = medianOf(std::move(window));
-    if (previous > 0 && std::fabs(median / previous - 1) <= options_.steady_tolerance) break;
-    previous = median;
-  }
+  // Then until steady: a device still ramping up (or still shared with
+  // threads that spin after a verification) drifts between windows.
+  SteadyOptions steady;
+  steady.window_runs = options_.steady_window;
+  steady.tolerance = options_.steady_tolerance;
+  steady.max_ms = options_.max_warmup_ms;
+  auto runs = warmUntilSteady(runOnce, steady);
+  if (!runs) return runs.error();
   return Ok{};
 }
 

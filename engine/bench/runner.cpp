@@ -8,6 +8,7 @@
 #include <optional>
 #include <random>
 
+#include "engine/bench/warmup.h"
 #include "engine/cpu/cpu_info.h"
 #include "engine/cpu/gemm_cpu.h"
 
@@ -371,6 +372,29 @@ Measurement Runner::runGpu(const KernelInfo& kernel, const PlanItem& item, const
     auto t = next_run();
     if (!t) return fail(t.error().message);
     ++m.warmup_runs;
+  }
+  if (plan.warmup > 0 && !dev.isSoftware()) {
+    // Then until the run time is steady: a GPU's clocks may still be ramping
+    // up after it idled during the previous point's verification (a CPU
+    // device has no clocks to ramp, and its noise would only run out the cap).
+    SteadyOptions steady;
+    steady.max_ms = std::max(1000.0, 2.0 * plan.warmup_ms);
+    auto runs = warmUntilSteady(
+        [&]() -> Result<double> {
+          if (cancel.load()) return makeError("cancelled");
+          auto t = next_run();
+          if (!t) return t.error();
+          return gpu_clock ? t->gpu_ns : t->wall_ns;
+        },
+        steady);
+    if (!runs) {
+      if (cancel.load()) {
+        m.status = PointStatus::Cancelled;
+        return m;
+      }
+      return fail(runs.error().message);
+    }
+    m.warmup_runs += *runs;
   }
   const auto timed_start = std::chrono::steady_clock::now();
   while (true) {
