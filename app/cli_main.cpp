@@ -69,7 +69,7 @@ supported shape, memory bandwidth (a copy shader and vkCmdCopyBuffer) and the
 empty-dispatch overhead of the device, then the host CPU's fp32 FMA throughput
 (all hardware threads, its widest SIMD) and memory bandwidth (STREAM triad and
 copy over --stream-mib MiB in all; default 8x the last-level cache, 256 MiB to
-2 GiB); -o writes them into a session (device record) with no points.
+1 GiB); -o writes them into a session (device record) with no points.
 
 compare: the points both sessions have (same kernel, parameters and size), the
   ratio of median times (current / baseline; < 1 is faster now) and a

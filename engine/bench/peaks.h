@@ -60,7 +60,7 @@ struct PeakOptions {
   uint32_t host_reps = 9;          // timed runs per measurement (median)
   double host_target_ms = 20;      // FMA runs are scaled up to about this long
   uint64_t host_stream_bytes = 0;  // the three triad arrays together; 0: at least 256 MiB and 8x the
-                                   // last-level cache, within 2 GiB and a quarter of available memory
+                                   // last-level cache, within 1 GiB and a quarter of available memory
   uint32_t host_threads = 0;       // 0: one per hardware thread this process may use
 };
 
