@@ -134,11 +134,10 @@ TEST(HostPeaks, FmaBeatsAScalarChain) {
   const double peak = hostPeaks().cpuFp32Gflops();
   ASSERT_GT(peak, 0);
   EXPECT_LT(peak, 1e5);  // 100 TFLOP/s: no CPU
-  // Many independent SIMD chains against one scalar chain's latency: SSE alone gives 4 lanes and
-  // several chains in flight, so even with the other threads descheduled it is well ahead.
+  // Many independent SIMD chains against one scalar chain's latency: even SSE on one thread (4 lanes x
+  // 12 chains in flight) is tens of times ahead, so a busy machine leaves a wide margin.
   const double scalar = std::max({scalarChainGflops(), scalarChainGflops(), scalarChainGflops()});
-  EXPECT_GT(peak, 3 * scalar) << "peak " << peak << " GFLOP/s, one scalar chain " << scalar;
-  EXPECT_GT(hostPeaks().cpuFp32Gflops(), 0);
+  EXPECT_GT(peak, 10 * scalar) << "peak " << peak << " GFLOP/s, one scalar chain " << scalar;
 }
 
 TEST(HostPeaks, CancelStopsWithAnError) {
