@@ -3,8 +3,11 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <barrier>
 #include <chrono>
 #include <cmath>
+#include <functional>
+#include <optional>
 #include <system_error>
 #include <thread>
 
@@ -32,18 +35,60 @@ constexpr uint64_t kMinStreamBytes = 256 * kMiB;
 constexpr uint64_t kMaxStreamBytes = 1024 * kMiB;
 constexpr uint64_t kLineFloats = 16;  // one 64-byte cache line
 
-// Runs body(t) for t in [0, threads), the caller being thread 0; the wall time
-// from the first start to the last end, in ns.
-template <class Body>
-double timeOnAllThreads(unsigned threads, const Body& body) {
-  std::vector<std::thread> others;
-  others.reserve(threads - 1);
-  const auto start = Clock::now();
-  for (unsigned t = 1; t < threads; ++t) others.emplace_back([&body, t] { body(t); });
-  body(0);
-  for (auto& thread : others) thread.join();
-  return std::chrono::duration<double, std::nano>(Clock::now() - start).count();
-}
+// One thread per hardware thread, started once: spawning threads for every
+// run would stagger their starts by far more than a short run takes on a
+// many-core host. The caller is member 0.
+class ThreadTeam {
+ public:
+  explicit ThreadTeam(unsigned size) : size_(size), start_(size), done_(size) {
+    workers_.reserve(size - 1);
+    try {
+      for (unsigned t = 1; t < size; ++t) workers_.emplace_back([this, t] { work(t); });
+    } catch (...) {
+      // Release the members that started, counting the missing ones as gone.
+      stop_ = true;
+      for (size_t missing = workers_.size() + 1; missing < size; ++missing) start_.arrive_and_drop();
+      start_.arrive_and_wait();
+      for (auto& w : workers_) w.join();
+      throw;
+    }
+  }
+  ~ThreadTeam() {
+    stop_ = true;
+    start_.arrive_and_wait();
+    for (auto& w : workers_) w.join();
+  }
+  ThreadTeam(const ThreadTeam&) = delete;
+  ThreadTeam& operator=(const ThreadTeam&) = delete;
+
+  unsigned size() const { return size_; }
+
+  // Runs body(t) on every member at once; the wall time from the start to the last one's end, in ns.
+  double run(const std::function<void(unsigned)>& body) {
+    body_ = &body;
+    const auto start = Clock::now();
+    start_.arrive_and_wait();
+    body(0);
+    done_.arrive_and_wait();
+    return std::chrono::duration<double, std::nano>(Clock::now() - start).count();
+  }
+
+ private:
+  void work(unsigned t) {
+    for (;;) {
+      start_.arrive_and_wait();  // the barrier orders stop_ and body_ written before it
+      if (stop_) return;
+      (*body_)(t);
+      done_.arrive_and_wait();
+    }
+  }
+
+  const unsigned size_;
+  std::barrier<> start_, done_;
+  const std::function<void(unsigned)>* body_ = nullptr;
+  bool stop_ = false;
+  std::vector<std::thread> workers_;
+};
 
 // Anonymous memory: untouched until each thread first writes its own part.
 class HostArray {
@@ -82,10 +127,11 @@ PeakResult failed(PeakResult r, const std::string& why) {
 
 class HostMeter {
  public:
-  HostMeter(const PeakOptions& options, const std::atomic<bool>& cancel)
+  HostMeter(const PeakOptions& options, const std::atomic<bool>& cancel, ThreadTeam& team)
       : options_(options),
         cancel_(cancel),
-        threads_(options.host_threads ? options.host_threads : cpu::usableHardwareThreads()),
+        team_(team),
+        threads_(team.size()),
         simd_(cpu::widestSimd()),
         cpu_(cpu::hostInfo().cpu_model) {}
 
@@ -95,28 +141,24 @@ class HostMeter {
     std::vector<float> sums(threads_);
     uint64_t iterations = 1024;
     const auto run = [&] {
-      return timeOnAllThreads(threads_, [&](unsigned t) { sums[t] = cpu::fmaLoop(simd_, iterations, mul, add); });
+      return team_.run([&](unsigned t) { sums[t] = cpu::fmaLoop(simd_, iterations, mul, add); });
     };
-    try {
-      // Double the work until one run takes about host_target_ms.
-      for (;;) {
-        checkCancel();
-        const double ns = run();
-        if (ns >= options_.host_target_ms * 1e6 || iterations >= (1ull << 36)) break;
-        iterations *= uint64_t(std::clamp(options_.host_target_ms * 1e6 / std::max(ns, 1.0), 2.0, 64.0));
-      }
-      const Stats stats = timed(run, options_.warmup_ms);
-      for (float s : sums)
-        if (!std::isfinite(s)) return failed(r, "the FMA chains did not stay finite");
-      r.value = double(threads_) * double(iterations) * cpu::fmaFlopPerIteration(simd_) / stats.median;
-      r.cv = stats.cv;
-      r.runs = uint32_t(stats.count);
-      r.note = cpu::simdName(simd_) + ", " + threadsText() + " x " + std::to_string(cpu::fmaChains(simd_)) +
-               " chains of " + std::to_string(cpu::simdLanes(simd_)) + " floats, " + std::to_string(iterations) +
-               " iterations, " + fmt("%.3g", stats.median / 1e6) + " ms per run";
-    } catch (const std::system_error& e) {
-      return failed(r, std::string("cannot start the threads: ") + e.what());
+    // Double the work until one run takes about host_target_ms.
+    for (;;) {
+      checkCancel();
+      const double ns = run();
+      if (ns >= options_.host_target_ms * 1e6 || iterations >= (1ull << 36)) break;
+      iterations *= uint64_t(std::clamp(options_.host_target_ms * 1e6 / std::max(ns, 1.0), 2.0, 64.0));
     }
+    const Stats stats = timed(run, options_.warmup_ms);
+    for (float s : sums)
+      if (!std::isfinite(s)) return failed(r, "the FMA chains did not stay finite");
+    r.value = double(threads_) * double(iterations) * cpu::fmaFlopPerIteration(simd_) / stats.median;
+    r.cv = stats.cv;
+    r.runs = uint32_t(stats.count);
+    r.note = cpu::simdName(simd_) + ", " + threadsText() + " x " + std::to_string(cpu::fmaChains(simd_)) +
+             " chains of " + std::to_string(cpu::simdLanes(simd_)) + " floats, " + std::to_string(iterations) +
+             " iterations, " + fmt("%.3g", stats.median / 1e6) + " ms per run";
     return r;
   }
 
@@ -136,55 +178,50 @@ class HostMeter {
     const auto begin = [&](unsigned t) { return n * t / threads_ / kLineFloats * kLineFloats; };
     const auto part = [&](unsigned t) { return begin(t + 1) - begin(t); };
     const float s = 0.5f;  // a settles at 2 / (1 - s) = 4: the values stay exact and finite
-    try {
-      timeOnAllThreads(threads_, [&](unsigned t) {
-        std::fill_n(a.data() + begin(t), part(t), 1.0f);
-        std::fill_n(b.data() + begin(t), part(t), 2.0f);
-        std::fill_n(c.data() + begin(t), part(t), 0.0f);
+    team_.run([&](unsigned t) {
+      std::fill_n(a.data() + begin(t), part(t), 1.0f);
+      std::fill_n(b.data() + begin(t), part(t), 2.0f);
+      std::fill_n(c.data() + begin(t), part(t), 0.0f);
+    });
+    const auto runCopy = [&] {
+      return team_.run([&](unsigned t) { cpu::streamCopy(simd_, a.data() + begin(t), c.data() + begin(t), part(t)); });
+    };
+    const auto runTriad = [&] {
+      return team_.run([&](unsigned t) {
+        cpu::streamTriad(simd_, a.data() + begin(t), b.data() + begin(t), c.data() + begin(t), s, part(t));
       });
-      const auto runCopy = [&] {
-        return timeOnAllThreads(
-            threads_, [&](unsigned t) { cpu::streamCopy(simd_, a.data() + begin(t), c.data() + begin(t), part(t)); });
-      };
-      const auto runTriad = [&] {
-        return timeOnAllThreads(threads_, [&](unsigned t) {
-          cpu::streamTriad(simd_, a.data() + begin(t), b.data() + begin(t), c.data() + begin(t), s, part(t));
-        });
-      };
-      // As STREAM: the kernels in turn, once untimed, then timed runs.
-      std::vector<double> copy_ns, triad_ns;
-      const uint32_t rounds = 1 + options_.host_reps;
-      for (uint32_t i = 0; i < rounds; ++i) {
-        checkCancel();
-        const double copy_time = runCopy();
-        const double triad_time = runTriad();
-        if (i == 0) continue;
-        copy_ns.push_back(copy_time);
-        triad_ns.push_back(triad_time);
-      }
-      // Every thread's part was written: sampled entries hold what the rounds leave there.
-      float want_a = 1, want_c = 0;
-      for (uint32_t i = 0; i < rounds; ++i) want_c = want_a, want_a = 2 + s * want_c;
-      for (uint64_t k = 0; k <= 64; ++k) {
-        const uint64_t at = std::min(n - 1, n / 64 * k);
-        if (a.data()[at] != want_a || c.data()[at] != want_c)
-          return fail("the STREAM kernels left a wrong value at element " + std::to_string(at));
-      }
-      const double bytes = double(n) * sizeof(float);
-      const Stats tc = computeStats(copy_ns), tt = computeStats(triad_ns);
-      copy.value = 2 * bytes / tc.median;
-      copy.cv = tc.cv;
-      copy.runs = uint32_t(tc.count);
-      triad.value = 3 * bytes / tt.median;
-      triad.cv = tt.cv;
-      triad.runs = uint32_t(tt.count);
-      const std::string how = cpu::simdName(simd_) + ", " + threadsText() + ", 3 arrays of " + mib(n * sizeof(float)) +
-                              " (" + sizing + "), counted as STREAM does (";
-      triad.note = how + "3 x 4 bytes per element, no write-allocate)";
-      copy.note = how + "2 x 4 bytes per element, no write-allocate)";
-    } catch (const std::system_error& e) {
-      return fail(std::string("cannot start the threads: ") + e.what());
+    };
+    // As STREAM: the kernels in turn, once untimed, then timed runs.
+    std::vector<double> copy_ns, triad_ns;
+    const uint32_t rounds = 1 + options_.host_reps;
+    for (uint32_t i = 0; i < rounds; ++i) {
+      checkCancel();
+      const double copy_time = runCopy();
+      const double triad_time = runTriad();
+      if (i == 0) continue;
+      copy_ns.push_back(copy_time);
+      triad_ns.push_back(triad_time);
     }
+    // Every thread's part was written: sampled entries hold what the rounds leave there.
+    float want_a = 1, want_c = 0;
+    for (uint32_t i = 0; i < rounds; ++i) want_c = want_a, want_a = 2 + s * want_c;
+    for (uint64_t k = 0; k <= 64; ++k) {
+      const uint64_t at = std::min(n - 1, n / 64 * k);
+      if (a.data()[at] != want_a || c.data()[at] != want_c)
+        return fail("the STREAM kernels left a wrong value at element " + std::to_string(at));
+    }
+    const double bytes = double(n) * sizeof(float);
+    const Stats tc = computeStats(copy_ns), tt = computeStats(triad_ns);
+    copy.value = 2 * bytes / tc.median;
+    copy.cv = tc.cv;
+    copy.runs = uint32_t(tc.count);
+    triad.value = 3 * bytes / tt.median;
+    triad.cv = tt.cv;
+    triad.runs = uint32_t(tt.count);
+    const std::string how = cpu::simdName(simd_) + ", " + threadsText() + ", 3 arrays of " + mib(n * sizeof(float)) +
+                            " (" + sizing + "), counted as STREAM does (";
+    triad.note = how + "3 x 4 bytes per element, no write-allocate)";
+    copy.note = how + "2 x 4 bytes per element, no write-allocate)";
     return {triad, copy};
   }
 
@@ -234,6 +271,7 @@ class HostMeter {
 
   const PeakOptions& options_;
   const std::atomic<bool>& cancel_;
+  ThreadTeam& team_;
   const unsigned threads_;
   const cpu::Simd simd_;
   const std::string cpu_;
@@ -246,7 +284,14 @@ Result<DevicePeaks> measureHostPeaks(const PeakOptions& options, const std::atom
   if (options.host_reps == 0) return makeError("host_reps must be at least 1");
   DevicePeaks peaks;
   peaks.measured_at = nowIso8601();
-  HostMeter meter(options, cancel);
+  const unsigned threads = options.host_threads ? options.host_threads : cpu::usableHardwareThreads();
+  std::optional<ThreadTeam> team;
+  try {
+    team.emplace(threads);
+  } catch (const std::system_error& e) {
+    return makeError("cannot start " + std::to_string(threads) + " threads for the host CPU's peaks: " + e.what());
+  }
+  HostMeter meter(options, cancel, *team);
   auto add = [&](const PeakResult& r) {
     peaks.results.push_back(r);
     if (each) each(r);
