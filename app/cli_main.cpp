@@ -37,7 +37,7 @@ usage:
   kernelscope-cli recover SESSION.json.partial [-o SESSION.json] [--force]
   kernelscope-cli compare BASELINE.json CURRENT.json [--csv out.csv]
   kernelscope-cli overhead [--device N|name] [--reps N]
-  kernelscope-cli peaks [--device N|name] [--reps N] [--copy-mib N] [-o FILE]
+  kernelscope-cli peaks [--device N|name] [--reps N] [--copy-mib N] [--stream-mib N] [-o FILE]
 
 run options:
   --kernels LIST     ids or globs, comma separated: gemm.naive,gemm.tiled_shared | gemm.* | all
@@ -64,7 +64,8 @@ run options:
                      the watchdog: a dispatch running longer (10s, 500ms) is stopped, its point
                      failed, the device recreated, and the sweep goes on (default: 5 s past a
                      pessimistic estimate of the point's run from its FLOP and byte counts)
-  --peaks            measure the device's peaks first (see peaks) and keep them in the session
+  --peaks            measure the peaks first (see peaks) and keep them in the session; with only
+                     CPU kernels, the host CPU's alone (no Vulkan device needed)
   --device N|name    device index or name substring (default: discrete > integrated > CPU)
   -o FILE            write the session (JSON); while the sweep runs, FILE.partial (a journal)
                      gets each point as it finishes and is removed once FILE is written
@@ -74,7 +75,10 @@ run options:
 
 peaks measures fp32 and fp16 FMA throughput, cooperative-matrix throughput per
 supported shape, memory bandwidth (a copy shader and vkCmdCopyBuffer) and the
-empty-dispatch overhead; -o writes them into a session (device record) with no points.
+empty-dispatch overhead of the device, then the host CPU's fp32 FMA throughput
+(all hardware threads, its widest SIMD) and memory bandwidth (STREAM triad and
+copy over --stream-mib MiB in all; default 8x the last-level cache, 256 MiB to
+1 GiB); -o writes them into a session (device record) with no points.
 
 recover: a run killed before it wrote its session leaves FILE.partial; recover writes
   the points it finished as a session (default: FILE; --force replaces an existing
@@ -228,13 +232,16 @@ void printHostLine(const ks::cpu::HostInfo& h) {
   if (!h.openblas_warning.empty()) std::printf("warning: %s\n", h.openblas_warning.c_str());
 }
 
-ks::DevicePeaks measurePeaksOrThrow(ks::vk::Device& device, const ks::PeakOptions& options) {
+// The device's peaks and the host CPU's; the host CPU's alone without a device.
+ks::DevicePeaks measurePeaksOrThrow(ks::vk::Device* device, const ks::PeakOptions& options) {
   std::signal(SIGINT, [](int) { g_cancel.store(true); });
   // Progress on a terminal only: the table that follows says it all again.
   const bool progress = isatty(fileno(stderr));
-  auto peaks = ks::measurePeaks(device, options, g_cancel, [progress](const ks::PeakResult& r) {
+  const auto each = [progress](const ks::PeakResult& r) {
     if (progress) std::fprintf(stderr, "  %-52s %s\n", r.title.c_str(), ks::formatPeakValue(r).c_str());
-  });
+  };
+  auto peaks =
+      device ? ks::measurePeaks(*device, options, g_cancel, each) : ks::measureHostPeaks(options, g_cancel, each);
   std::signal(SIGINT, SIG_DFL);
   if (!peaks) throw std::runtime_error("measuring peaks: " + peaks.error().message);
   return *peaks;
@@ -398,8 +405,8 @@ int cmdRun(int argc, char** argv) {
                 e.device->info().api_version.c_str(), e.device->info().driver_version.c_str());
   printHostLine(session.host);
   if (a.has("--peaks")) {
-    if (!e.device) usage("--peaks needs a Vulkan device (the sweep has only CPU kernels)");
-    session.peaks = measurePeaksOrThrow(*e.device, ks::PeakOptions{});
+    // Only CPU kernels: no device is opened, and the host CPU's peaks are all they need.
+    session.peaks = measurePeaksOrThrow(e.device.get(), ks::PeakOptions{});
     std::printf("%s\n", ks::formatPeaksTable(*session.peaks).c_str());
   }
   std::printf("%zu points, %u+ warm-up runs (at least %u ms) + %u timed repetitions each, seed %llu\n",
@@ -659,11 +666,13 @@ int cmdOverhead(int argc, char** argv) {
 }
 
 int cmdPeaks(int argc, char** argv) {
-  Args a = parseArgs(argc, argv, 2, {"--device", "--reps", "--copy-mib", "-o", "--output"}, {});
+  Args a = parseArgs(argc, argv, 2, {"--device", "--reps", "--copy-mib", "--stream-mib", "-o", "--output"}, {});
   if (!a.positional.empty()) usage("unexpected argument '" + a.positional.front() + "'");
   ks::PeakOptions options;
   options.reps = parseCount(a.get("--reps", "15"), "--reps", 3);
   if (a.has("--copy-mib")) options.copy_bytes = uint64_t(parseCount(a.get("--copy-mib"), "--copy-mib", 1)) << 20;
+  if (a.has("--stream-mib"))
+    options.host_stream_bytes = uint64_t(parseCount(a.get("--stream-mib"), "--stream-mib", 3)) << 20;
   const std::string out_path = a.has("-o") ? a.get("-o") : a.get("--output");
   Engine e = openEngine(a.get("--device"), true);
   const auto& info = e.device->info();
@@ -672,7 +681,7 @@ int cmdPeaks(int argc, char** argv) {
   std::fflush(stdout);
   ks::Session session = ks::newSession();
   session.device = info;
-  session.peaks = measurePeaksOrThrow(*e.device, options);
+  session.peaks = measurePeaksOrThrow(e.device.get(), options);
   std::printf("%s", ks::formatPeaksTable(*session.peaks).c_str());
   if (!out_path.empty()) {
     if (auto st = ks::saveSession(session, out_path); !st) throw std::runtime_error(st.error().message);

@@ -62,8 +62,10 @@ int exportCharts(const QCommandLineParser& args) {
       std::fprintf(stderr, "kernelscope: error: %s\n", qPrintable(err));
       return 1;
     }
+    // The chart's own note: no peaks at all, or none for the host CPU's (or the device's) points.
+    const QString note = roofline.noteText();
     std::printf("wrote %s (%dx%d at %gx)%s\n", qPrintable(args.value("export-png")), w, h, scale,
-                session->peaks ? "" : "; no measured peaks in the session: points without ceilings");
+                note.isEmpty() ? "" : qPrintable("; " + note));
     return 0;
   }
   ks::ui::ChartPanel panel(metrics.at(which));

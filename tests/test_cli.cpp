@@ -792,16 +792,19 @@ TEST(CliProvenance, TheSessionRecordsCompilerEnvironmentAndShaderHashes) {
 
 TEST(CliPeaks, PrintsTheTableAndWritesThemIntoASession) {
   const auto path = std::filesystem::temp_directory_path() / "ks_cli_peaks.json";
-  const CliResult r = runCli("peaks --reps 3 --copy-mib 8 -o " + quote(path.string()));
+  const CliResult r = runCli("peaks --reps 3 --copy-mib 8 --stream-mib 48 -o " + quote(path.string()));
   ASSERT_EQ(r.rc, 0) << r.all();
-  for (const char* text : {"fp32 FMA (vec4 chains)", "vkCmdCopyBuffer", "empty dispatch", "GFLOP/s", "GB/s",
-                           "8 MiB buffers", "peaks written to"})
+  for (const char* text :
+       {"fp32 FMA (vec4 chains)", "vkCmdCopyBuffer", "empty dispatch", "GFLOP/s", "GB/s", "8 MiB buffers",
+        "peaks written to", "host CPU fp32 FMA", "STREAM triad", "STREAM copy", "3 arrays of 16 MiB"})
     EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.all();
   auto s = ks::loadSession(path.string());
   ASSERT_TRUE(s) << s.error().message;
   ASSERT_TRUE(s->peaks);
   EXPECT_GT(s->peaks->fp32Gflops(), 0);
   EXPECT_GT(s->peaks->bandwidthGbps(), 0);
+  EXPECT_GT(s->peaks->cpuFp32Gflops(), 0);
+  EXPECT_GT(s->peaks->cpuBandwidthGbps(), 0);
   EXPECT_TRUE(s->points.empty());
   const CliResult shown = runCli("show " + quote(path.string()));
   EXPECT_EQ(shown.rc, 0) << shown.all();
@@ -809,8 +812,34 @@ TEST(CliPeaks, PrintsTheTableAndWritesThemIntoASession) {
   std::filesystem::remove(path);
 }
 
+// Only CPU kernels: --peaks measures the host CPU alone (no Vulkan device is opened) and the
+// "% peak" column puts the CPU points under the CPU's roofs.
+TEST(CliPeaks, CpuOnlyRunMeasuresTheHostCpu) {
+  const auto path = std::filesystem::temp_directory_path() / "ks_cli_cpu_peaks.json";
+  const CliResult r = runCli(
+      "run --kernels cpu.dot.openblas,cpu.gemm.openblas --sizes 256 --reps 3 --warmup 0 "
+      "--no-drift-check --peaks -o " +
+      quote(path.string()));
+  ASSERT_EQ(r.rc, 0) << r.all();
+  EXPECT_EQ(r.out.find("device:"), std::string::npos) << r.all();
+  for (const char* text : {"host CPU fp32 FMA", "STREAM triad", "STREAM copy", "% peak", "% memory", "% compute"})
+    EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.all();
+  auto s = ks::loadSession(path.string());
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_FALSE(s->device);
+  ASSERT_TRUE(s->peaks);
+  EXPECT_EQ(s->peaks->results.size(), 3u);
+  EXPECT_GT(s->peaks->cpuFp32Gflops(), 0);
+  EXPECT_GT(s->peaks->cpuBandwidthGbps(), 0);
+  const CliResult shown = runCli("show " + quote(path.string()));
+  EXPECT_EQ(shown.rc, 0) << shown.all();
+  EXPECT_NE(shown.out.find("% memory"), std::string::npos) << shown.all();
+  std::filesystem::remove(path);
+}
+
 TEST(CliPeaks, RejectsBadOptions) {
   expectUsageError("peaks --reps 1", {"--reps must be at least 3"});
+  expectUsageError("peaks --stream-mib 1", {"--stream-mib must be at least 3"});
   expectUsageError("peaks extra", {"unexpected argument 'extra'"});
 }
 

@@ -147,6 +147,20 @@ TEST(DriftEvaluate, ARealSlowdownOnANoisyMachineIsStillFlagged) {
   }
 }
 
+TEST(DriftEvaluate, TheNoiseFloorHidesSmallMovesButNotALoad) {
+  // A shared CPU's speed moves a CPU device's reference by up to ~24% between
+  // checks, with tight intervals each time: under a 25% floor, not drift; a
+  // doubling (both cores taken) still is.
+  std::mt19937_64 rng(3);
+  const auto shift =
+      evaluateDrift("r", noisyChecks(rng, {1, 1.22, 0.85, 1.08}, 0.005), 0.03, DriftRule::ThresholdAndCi, 0.25);
+  EXPECT_FALSE(shift.unstable) << shift.summary();
+  EXPECT_TRUE(contains(shift.summary(), "noise floor on this device (25%)")) << shift.summary();
+  EXPECT_TRUE(evaluateDrift("r", shift.checks, 0.03).unstable) << "without the floor the same checks are drift";
+  const auto load = evaluateDrift("r", noisyChecks(rng, {1, 1, 2, 2}, 0.005), 0.03, DriftRule::ThresholdAndCi, 0.25);
+  EXPECT_TRUE(load.unstable) << load.summary();
+}
+
 TEST(DriftEvaluate, TheRuleRoundTripsByName) {
   for (DriftRule r : {DriftRule::ThresholdAndCi, DriftRule::ThresholdOnly})
     EXPECT_EQ(parseDriftRule(driftRuleName(r)).value(), r);
@@ -269,7 +283,8 @@ TEST(DriftSweep, LavapipeSweepChecksAtStartBetweenKernelsAndEnd) {
   const DriftReport& drift = runner.drift();
   EXPECT_EQ(drift.error, "");
   EXPECT_EQ(drift.clock, "gpu_timestamp");
-  EXPECT_TRUE(contains(drift.reference, "peak_fma.comp fp32, 16 workgroups x ")) << drift.reference;
+  EXPECT_TRUE(contains(drift.reference, "peak_fma.comp fp32, 1 workgroup x ")) << drift.reference;
+  EXPECT_DOUBLE_EQ(drift.noise_floor, 0.25) << "a CPU device's reference has a noise floor";
   EXPECT_FALSE(contains(drift.reference, "not calibrated")) << drift.reference;
   EXPECT_DOUBLE_EQ(drift.threshold, 0.03);
   // A check between kernels only follows a GPU point: after the CPU point the

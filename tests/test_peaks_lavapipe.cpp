@@ -18,6 +18,9 @@ const DevicePeaks& lavapipePeaks() {
     o.target_ms = 5;
     o.copy_bytes = 16 << 20;
     o.overhead_reps = 30;
+    o.host_reps = 3;
+    o.host_target_ms = 5;
+    o.host_stream_bytes = 48 << 20;
     std::atomic<bool> cancel{false};
     auto p = measurePeaks(testing::device(), o, cancel);
     if (!p) throw std::runtime_error(p.error().message);
@@ -82,6 +85,20 @@ TEST(PeaksLavapipe, OneCoopmatEntryPerShapeAndNoneWithoutTheExtension) {
   if (testing::device().info().coopmat_shapes.empty()) {
     EXPECT_EQ(lavapipePeaks().coopmatGflops(32), 0);
   }
+}
+
+TEST(PeaksLavapipe, TheHostCpuIsMeasuredAfterTheDevice) {
+  const auto& results = lavapipePeaks().results;
+  ASSERT_GE(results.size(), 3u);
+  // The device's first, then the host CPU's three (its own roofs for the CPU kernels).
+  EXPECT_EQ(results.front().id, "fp32_fma");
+  EXPECT_EQ(results[results.size() - 3].id, "cpu_fp32_fma");
+  EXPECT_EQ(results[results.size() - 2].id, "cpu_triad");
+  EXPECT_EQ(results.back().id, "cpu_copy");
+  for (size_t i = 0; i + 3 < results.size(); ++i) EXPECT_FALSE(isHostPeak(results[i].id)) << results[i].id;
+  EXPECT_GT(lavapipePeaks().cpuFp32Gflops(), 0);
+  EXPECT_GT(lavapipePeaks().cpuBandwidthGbps(), 0);
+  EXPECT_NE(results.back().title.find("host CPU"), std::string::npos);
 }
 
 TEST(PeaksLavapipe, CancelStopsWithAnError) {

@@ -19,6 +19,15 @@ DevicePeaks syntheticPeaks() {
   return p;
 }
 
+// The same with the host CPU's peaks beside the device's.
+DevicePeaks withCpuPeaks() {
+  DevicePeaks p = syntheticPeaks();
+  p.results.push_back({"cpu_fp32_fma", "host CPU fp32 FMA", "GFLOP/s", 200, 0, 5, ""});
+  p.results.push_back({"cpu_triad", "host CPU triad", "GB/s", 25, 0, 5, ""});
+  p.results.push_back({"cpu_copy", "host CPU copy", "GB/s", 20, 0, 5, ""});
+  return p;
+}
+
 Measurement okPoint(const std::string& kernel, ProblemSize size, double median_ns) {
   const KernelInfo* k = Registry::instance().find(kernel);
   Measurement m;
@@ -63,7 +72,89 @@ TEST(Roofline, TensorCoreKernelsUseTheCoopmatRoof) {
 }
 
 TEST(Roofline, CpuKernelsHaveNoGpuRoof) {
+  // Peaks from before the host CPU was measured: nothing bounds a CPU kernel.
   EXPECT_FALSE(ceilingFor(*Registry::instance().find("cpu.gemm.openblas"), {}, syntheticPeaks()));
+  const double flop = 2.0 * 512 * 512 * 512;
+  EXPECT_FALSE(fractionOfPeak(okPoint("cpu.gemm.openblas", {512, 512, 512, 3}, flop / 150), syntheticPeaks()));
+}
+
+TEST(Roofline, CpuKernelsUseTheHostCpuRoofs) {
+  const auto peaks = withCpuPeaks();
+  EXPECT_EQ(peaks.cpuFp32Gflops(), 200);
+  EXPECT_EQ(peaks.cpuBandwidthGbps(), 25);  // the better of triad and copy
+  EXPECT_TRUE(peaks.hasCpuPeaks());
+  EXPECT_FALSE(syntheticPeaks().hasCpuPeaks());
+  auto c = ceilingFor(*Registry::instance().find("cpu.gemm.openblas"), {}, peaks);
+  ASSERT_TRUE(c);
+  EXPECT_TRUE(c->cpu);
+  EXPECT_EQ(c->compute_gflops, 200);
+  EXPECT_EQ(c->bandwidth_gbps, 25);
+  EXPECT_EQ(c->compute_name, "CPU fp32 FMA");
+  EXPECT_EQ(c->attainable(1), 25);
+  EXPECT_EQ(c->attainable(100), 200);
+  // fp32 dot: fp32 FMA and memory; fp64 gemv: the memory roof only.
+  const KernelInfo& dot = *Registry::instance().find("cpu.dot.openblas");
+  c = ceilingFor(dot, dot.defaultParams(), peaks);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->compute_gflops, 200);
+  const KernelInfo& gemv = *Registry::instance().find("cpu.gemv.openblas");
+  Params fp64 = gemv.defaultParams();
+  fp64.values["PREC"] = 64;
+  c = ceilingFor(gemv, fp64, peaks);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->compute_gflops, 0);
+  EXPECT_EQ(c->bandwidth_gbps, 25);
+  // GPU kernels keep the device's roofs.
+  c = ceilingFor(*Registry::instance().find("gemm.tile2d"), {}, peaks);
+  ASSERT_TRUE(c);
+  EXPECT_FALSE(c->cpu);
+  EXPECT_EQ(c->compute_gflops, 50000);
+  EXPECT_EQ(c->bandwidth_gbps, 4000);
+  // Only the host CPU's peaks (a session without a device): GPU kernels have no roof.
+  DevicePeaks host_only;
+  host_only.results = {peaks.results.end() - 3, peaks.results.end()};
+  EXPECT_FALSE(ceilingFor(*Registry::instance().find("gemm.tile2d"), {}, host_only));
+  EXPECT_TRUE(ceilingFor(*Registry::instance().find("cpu.gemm.openblas"), {}, host_only));
+}
+
+TEST(Roofline, CpuPointsAreAFractionOfTheHostCpuRoof) {
+  const auto peaks = withCpuPeaks();
+  // OpenBLAS gemm 512^3 at 150 GFLOP/s: intensity 512/6 is past the CPU ridge (200 / 25 = 8): 75% compute.
+  const double flop = 2.0 * 512 * 512 * 512;
+  Measurement gemm = okPoint("cpu.gemm.openblas", {512, 512, 512, 3}, flop / 150);
+  auto f = fractionOfPeak(gemm, peaks);
+  ASSERT_TRUE(f);
+  EXPECT_TRUE(f->cpu);
+  EXPECT_EQ(f->bound, "compute");
+  EXPECT_NEAR(f->fraction, 0.75, 1e-9);
+  EXPECT_NEAR(f->attainable, 200, 1e-9);
+  // A dot at 2^24 moving 10 GB/s: 40% of the 25 GB/s CPU memory roof (the GPU's 4 TB/s would say 0.25%).
+  const uint64_t n = 1 << 24;
+  const KernelInfo* k = Registry::instance().find("cpu.dot.openblas");
+  const double bytes = k->bytes({1, n, 1, 1}, k->defaultParams());
+  Measurement dot = okPoint("cpu.dot.openblas", {1, n, 1, 1}, bytes / 10);
+  f = fractionOfPeak(dot, peaks);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->bound, "memory");
+  EXPECT_NEAR(f->fraction, 0.4, 1e-9);
+  // The CLI's "% peak" column has them too.
+  const std::string table = formatSummaryTable({gemm, dot}, &peaks);
+  EXPECT_NE(table.find("75% compute"), std::string::npos) << table;
+  EXPECT_NE(table.find("40% memory"), std::string::npos) << table;
+  EXPECT_EQ(formatPeakFraction(gemm, syntheticPeaks()), "-");
+}
+
+TEST(Peaks, KnownIdsHaveTheirUnits) {
+  EXPECT_EQ(peakUnitOf("fp32_fma"), "GFLOP/s");
+  EXPECT_EQ(peakUnitOf("coopmat_16x8x16_f16_f32"), "GFLOP/s");
+  EXPECT_EQ(peakUnitOf("cpu_fp32_fma"), "GFLOP/s");
+  EXPECT_EQ(peakUnitOf("copy_buffer"), "GB/s");
+  EXPECT_EQ(peakUnitOf("cpu_triad"), "GB/s");
+  EXPECT_EQ(peakUnitOf("cpu_copy"), "GB/s");
+  EXPECT_EQ(peakUnitOf("submit"), "us");
+  EXPECT_EQ(peakUnitOf("something_new"), "");
+  EXPECT_TRUE(isHostPeak("cpu_triad"));
+  EXPECT_FALSE(isHostPeak("copy_shader"));
 }
 
 TEST(Roofline, MemoryBoundPointIsAFractionOfBandwidth) {

@@ -185,6 +185,21 @@ void expectSameSession(const ks::Session& a, const ks::Session& b) {
     EXPECT_EQ(a.drift->summary(), b.drift->summary());
   }
   EXPECT_EQ(a.notes, b.notes);
+  ASSERT_EQ(a.peaks.has_value(), b.peaks.has_value());
+  if (a.peaks) {
+    EXPECT_EQ(a.peaks->measured_at, b.peaks->measured_at);
+    ASSERT_EQ(a.peaks->results.size(), b.peaks->results.size());
+    for (size_t i = 0; i < a.peaks->results.size(); ++i) {
+      const auto &x = a.peaks->results[i], &y = b.peaks->results[i];
+      EXPECT_EQ(x.id, y.id);
+      EXPECT_EQ(x.title, y.title);
+      EXPECT_EQ(x.unit, y.unit);
+      EXPECT_DOUBLE_EQ(x.value, y.value);
+      EXPECT_DOUBLE_EQ(x.cv, y.cv);
+      EXPECT_EQ(x.runs, y.runs);
+      EXPECT_EQ(x.note, y.note);
+    }
+  }
   ASSERT_EQ(a.points.size(), b.points.size());
   for (size_t i = 0; i < a.points.size(); ++i)
     expectSameMeasurement(a.points[i], b.points[i], "points[" + std::to_string(i) + "]");
@@ -290,6 +305,57 @@ TEST(Session, RoundTripWithADevice) {
   expectSameSession(s, *back);
 }
 
+// The host CPU's peaks as `measureHostPeaks` lists them.
+std::vector<ks::PeakResult> hostPeakResults() {
+  return {{"cpu_fp32_fma", "host CPU fp32 FMA (Test CPU)", "GFLOP/s", 190.5, 0.02, 9, "AVX-512F, 2 threads"},
+          {"cpu_triad", "host CPU memory bandwidth: STREAM triad (Test CPU)", "GB/s", 21.25, 0.03, 9, "3 arrays"},
+          {"cpu_copy", "host CPU memory bandwidth: STREAM copy (Test CPU)", "GB/s", 19.5, 0.03, 9, "3 arrays"}};
+}
+
+ks::vk::DeviceInfo testDevice() {
+  ks::vk::DeviceInfo d;
+  d.name = "llvmpipe (LLVM 15.0.6, 256 bits)";
+  d.driver_version = "23.2.1";
+  d.api_version = "1.3.255";
+  d.max_shared_memory = 32768;
+  d.max_invocations = 1024;
+  return d;
+}
+
+TEST(Session, HostCpuPeaksRoundTripInTheDeviceRecord) {
+  ks::Session s = goodSession();
+  s.device = testDevice();
+  ks::DevicePeaks p;
+  p.measured_at = "2026-11-22T10:00:00Z";
+  p.results = {{"fp32_fma", "fp32 FMA (vec4 chains)", "GFLOP/s", 58, 0.01, 15, "64 workgroups"},
+               {"copy_buffer", "memory bandwidth: vkCmdCopyBuffer", "GB/s", 12, 0.01, 15, "64 MiB buffers"}};
+  for (const auto& r : hostPeakResults()) p.results.push_back(r);
+  s.peaks = p;
+  const json j = json::parse(ks::sessionToJson(s));
+  EXPECT_EQ(j.at("device").at("peaks").at("results").size(), 5u);
+  EXPECT_FALSE(j.contains("peaks"));
+  auto back = ks::sessionFromJson(j.dump());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  expectSameSession(s, *back);
+  EXPECT_EQ(back->peaks->cpuFp32Gflops(), 190.5);
+  EXPECT_EQ(back->peaks->cpuBandwidthGbps(), 21.25);
+  EXPECT_EQ(back->peaks->fp32Gflops(), 58);
+}
+
+TEST(Session, HostCpuPeaksWithoutADeviceRoundTripAtTheTopLevel) {
+  ks::Session s = goodSession();  // CPU kernels only, no device
+  ASSERT_FALSE(s.device);
+  s.peaks = ks::DevicePeaks{"2026-11-22T10:00:00Z", hostPeakResults()};
+  const json j = json::parse(ks::sessionToJson(s));
+  EXPECT_TRUE(j.at("device").is_null());
+  ASSERT_TRUE(j.contains("peaks"));
+  EXPECT_EQ(j.at("peaks").at("results").size(), 3u);
+  auto back = ks::sessionFromJson(j.dump());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  expectSameSession(s, *back);
+  EXPECT_EQ(back->peaks->cpuFp32Gflops(), 190.5);
+}
+
 TEST(Session, EmptySessionRoundTrips) {
   ks::Session s;
   s.created = ks::nowIso8601();
@@ -386,6 +452,44 @@ TEST_F(SessionReject, GoodDocumentIsAccepted) {
   auto r = ks::sessionFromJson(good().dump());
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->points.size(), 5u);
+}
+
+TEST_F(SessionReject, HostPeaksAreCheckedLikeTheDevices) {
+  ks::Session s = goodSession();
+  s.peaks = ks::DevicePeaks{"2026-11-22T10:00:00Z", hostPeakResults()};
+  const json with_peaks = json::parse(ks::sessionToJson(s));
+  ASSERT_TRUE(ks::sessionFromJson(with_peaks.dump()).ok());
+  json j = with_peaks;
+  j["peaks"]["results"][2]["id"] = "cpu_triad";
+  expectRejected(j, {"peaks.results[2].id", "'cpu_triad' is listed twice"});
+  j = with_peaks;
+  j["peaks"]["results"][1]["unit"] = "GFLOP/s";
+  expectRejected(j, {"peaks.results[1].unit", "'cpu_triad' is measured in GB/s"});
+  j = with_peaks;
+  j["peaks"]["results"][0]["value"] = -1;
+  expectRejected(j, {"peaks.results[0].value"});
+  // Without a device, a device's peak has nothing to belong to.
+  j = with_peaks;
+  j["peaks"]["results"][0]["id"] = "fp32_fma";
+  expectRejected(j, {"peaks.results[0].id", "'fp32_fma' is a device's peak", "no device"});
+  // With a device, peaks belong in its record.
+  j = with_peaks;
+  j["device"] = json::parse(ks::sessionToJson([] {
+    ks::Session d = goodSession();
+    d.device = testDevice();
+    return d;
+  }()))["device"];
+  expectRejected(j, {"peaks", "device.peaks"});
+}
+
+TEST_F(SessionReject, DevicePeakInTheWrongUnit) {
+  ks::Session s = goodSession();
+  s.device = testDevice();
+  s.peaks = ks::DevicePeaks{"2026-11-22T10:00:00Z", hostPeakResults()};
+  json j = json::parse(ks::sessionToJson(s));
+  ASSERT_TRUE(ks::sessionFromJson(j.dump()).ok());
+  j["device"]["peaks"]["results"][0]["unit"] = "GB/s";
+  expectRejected(j, {"device.peaks.results[0].unit", "'cpu_fp32_fma' is measured in GFLOP/s"});
 }
 
 TEST_F(SessionReject, NotJson) {

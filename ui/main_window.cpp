@@ -168,7 +168,8 @@ void MainWindow::buildUi() {
   peaksButton_->setObjectName("peaksButton");
   peaksButton_->setToolTip(
       tr("Measure this device's fp32/fp16 FMA and cooperative-matrix throughput, memory bandwidth and dispatch "
-         "overhead: the ceilings of the roofline and the \"% peak\" column"));
+         "overhead, and the host CPU's fp32 FMA throughput and memory bandwidth (STREAM triad and copy): the "
+         "ceilings of the roofline and the \"% peak\" column"));
   connect(peaksButton_, &QPushButton::clicked, this, &MainWindow::measurePeaks);
   deviceLayout->addWidget(peaksLabel_);
   deviceLayout->addWidget(peaksButton_);
@@ -494,6 +495,12 @@ void MainWindow::updateDevicePanel() {
                                    : QString::number(bw, 'g', 3) + " GB/s");
     if (QString v = value("dispatch"); !v.isEmpty()) parts << tr("dispatch %1").arg(v);
     peaks = tr("<b>Peaks</b> (%1): %2").arg(QString::fromStdString(p->measured_at), parts.join(" · "));
+    // The host CPU's roofs, for the CPU kernels.
+    QStringList host;
+    if (QString v = value("cpu_fp32_fma"); !v.isEmpty()) host << tr("fp32 %1").arg(v);
+    if (const double bw = p->cpuBandwidthGbps(); bw > 0)
+      host << tr("memory %1").arg(QString::fromStdString(ks::formatPeakValue({"", "", "GB/s", bw})));
+    if (!host.isEmpty()) peaks += tr("<br><b>host CPU</b>: %1").arg(host.join(" · "));
     for (const auto& r : p->results)
       details += QStringLiteral("%1: %2\n")
                      .arg(QString::fromStdString(r.title),

@@ -128,7 +128,9 @@ QVariant ResultsModel::data(const QModelIndex& index, int role) const {
           .arg(m.stats.outliers);
     if (index.column() == PeakFraction && peaks_)
       if (const auto f = ks::fractionOfPeak(m, *peaks_))
-        return tr("%1 GFLOP/s of %2 attainable at %3 FLOP/byte (%4-bound on the measured roofline)")
+        return (f->cpu ? tr("%1 GFLOP/s of %2 attainable at %3 FLOP/byte (%4-bound on the host CPU's measured "
+                            "roofline)")
+                       : tr("%1 GFLOP/s of %2 attainable at %3 FLOP/byte (%4-bound on the device's measured roofline)"))
             .arg(m.gflops, 0, 'f', 1)
             .arg(f->attainable, 0, 'f', 1)
             .arg(f->intensity, 0, 'g', 3)

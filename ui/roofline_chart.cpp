@@ -56,6 +56,9 @@ constexpr int kGpuShapeCount = int(sizeof(kGpuShapes) / sizeof(kGpuShapes[0]));
 const QColor kLabelColor(0x20, 0x20, 0x20);
 const QColor kMemoryColor(0x45, 0x5a, 0x64);
 const QColor kComputeColor(0x10, 0x10, 0x10);
+// The host CPU's roofs: dashed, in maroon (no point series takes it), apart from the device's.
+const QColor kCpuMemoryColor(0xb0, 0x3a, 0x4e);
+const QColor kCpuComputeColor(0x7a, 0x10, 0x28);
 const QColor kNoteColor(0x9a, 0x67, 0x00);
 
 struct Entry {
@@ -81,14 +84,28 @@ struct Ceiling {
 struct Model {
   std::vector<PointSeries> series;
   std::optional<ks::DevicePeaks> peaks;
-  double bandwidth = 0, fp32 = 0, fp16 = 0, coopmat = 0;  // measured peaks, 0 = not measured
+  double bandwidth = 0, fp32 = 0, fp16 = 0, coopmat = 0;  // the device's measured peaks, 0 = not measured
+  double cpu_bandwidth = 0, cpu_fp32 = 0;                 // the host CPU's
 
-  bool hasCeilings() const { return bandwidth > 0 || fp32 > 0 || fp16 > 0 || coopmat > 0; }
+  bool hasGpuCeilings() const { return bandwidth > 0 || fp32 > 0 || fp16 > 0 || coopmat > 0; }
+  bool hasCpuCeilings() const { return cpu_bandwidth > 0 || cpu_fp32 > 0; }
+  bool hasCeilings() const { return hasGpuCeilings() || hasCpuCeilings(); }
+  bool hasPoints(bool cpu) const {
+    return std::any_of(series.begin(), series.end(), [&](const PointSeries& s) { return s.cpu == cpu; });
+  }
   double ridge() const { return bandwidth > 0 && fp32 > 0 ? fp32 / bandwidth : 0; }
+  double cpuRidge() const { return cpu_bandwidth > 0 && cpu_fp32 > 0 ? cpu_fp32 / cpu_bandwidth : 0; }
 };
 
 QString noteOf(const Model& model) {
-  return model.hasCeilings() ? QString() : RooflineChart::tr("No measured peaks: Measure peaks to draw the ceilings");
+  if (!model.hasCeilings()) return RooflineChart::tr("No measured peaks: Measure peaks to draw the ceilings");
+  // Peaks from before the host CPU was measured (or from a session without a device): one side has no roof.
+  if (!model.hasCpuCeilings() && model.hasPoints(true))
+    return RooflineChart::tr(
+        "No host CPU peaks in this session: CPU points have no roof (measure peaks again to add them)");
+  if (!model.hasGpuCeilings() && model.hasPoints(false))
+    return RooflineChart::tr("No device peaks in this session: GPU points have no roof");
+  return {};
 }
 
 QString peakText(double value, const char* unit) {
@@ -121,6 +138,10 @@ Range rangeOf(const Model& model) {
       addY(c);
       if (bw > 0) addX(c / bw);  // every ridge in view
     }
+  if (model.cpu_fp32 > 0) {
+    addY(model.cpu_fp32);
+    if (model.cpu_bandwidth > 0) addX(model.cpuRidge());
+  }
   Range r;
   if (!std::isfinite(x0)) {  // nothing at all, or compute peaks only
     x0 = 1, x1 = 100;
@@ -131,32 +152,38 @@ Range rangeOf(const Model& model) {
     addY(bw * r.x_lo);
     if (!(model.fp32 > 0)) addY(bw * r.x_hi);
   }
+  if (model.cpu_bandwidth > 0) {
+    addY(model.cpu_bandwidth * r.x_lo);
+    if (!(model.cpu_fp32 > 0)) addY(model.cpu_bandwidth * r.x_hi);
+  }
   if (!std::isfinite(y0)) y0 = 1, y1 = 1000;
   r.y_lo = decadeBelow(y0);
   r.y_hi = decadeAbove(y1);
   return r;
 }
 
-// The ceilings in legend order, laid out over the axis range.
+// The ceilings in legend order, laid out over the axis range: the device's (solid; named "GPU: ..."
+// when the host CPU's are drawn too), then the host CPU's ("CPU: ...", dashed).
 std::vector<Ceiling> ceilingsOf(const Model& model, const Range& r) {
   std::vector<Ceiling> out;
   const double bw = model.bandwidth, fp32 = model.fp32, ridge = model.ridge();
+  const QString gpu = model.hasCpuCeilings() ? RooflineChart::tr("GPU: ") : QString();
   if (bw > 0) {
     const double end = fp32 > 0 ? ridge : r.x_hi;
-    out.push_back({RooflineChart::ceilingName(RooflineChart::tr("memory"), bw, QStringLiteral("GB/s")),
+    out.push_back({RooflineChart::ceilingName(gpu + RooflineChart::tr("memory"), bw, QStringLiteral("GB/s")),
                    {QPointF(r.x_lo, bw * r.x_lo), QPointF(end, bw * end)},
                    QPen(kMemoryColor, 2.6, Qt::SolidLine, Qt::RoundCap, Qt::RoundJoin)});
   }
   if (fp32 > 0)
-    out.push_back({RooflineChart::ceilingName(RooflineChart::tr("fp32 FMA"), fp32, QStringLiteral("GFLOP/s")),
+    out.push_back({RooflineChart::ceilingName(gpu + RooflineChart::tr("fp32 FMA"), fp32, QStringLiteral("GFLOP/s")),
                    {QPointF(bw > 0 ? ridge : r.x_lo, fp32), QPointF(r.x_hi, fp32)},
                    QPen(kComputeColor, 2.6, Qt::SolidLine, Qt::RoundCap, Qt::RoundJoin)});
   const struct {
     QString what;
     double value;
     Qt::PenStyle style;
-  } extra[] = {{RooflineChart::tr("fp16 FMA"), model.fp16, Qt::DashDotLine},
-               {RooflineChart::tr("coopmat fp16→fp32"), model.coopmat, Qt::DashLine}};
+  } extra[] = {{gpu + RooflineChart::tr("fp16 FMA"), model.fp16, Qt::DashDotLine},
+               {gpu + RooflineChart::tr("coopmat fp16→fp32"), model.coopmat, Qt::DashLine}};
   double top = 0;
   for (const auto& e : extra) {
     if (!(e.value > 0)) continue;
@@ -170,6 +197,17 @@ std::vector<Ceiling> ceilingsOf(const Model& model, const Range& r) {
     QPen pen(kMemoryColor, 1.4, Qt::DotLine, Qt::FlatCap);
     out.push_back({QString(), {QPointF(ridge, fp32), QPointF(top / bw, top)}, pen});
   }
+  const double cpu_bw = model.cpu_bandwidth, cpu_fp32 = model.cpu_fp32, cpu_ridge = model.cpuRidge();
+  if (cpu_bw > 0) {
+    const double end = cpu_fp32 > 0 ? cpu_ridge : r.x_hi;
+    out.push_back({RooflineChart::ceilingName(RooflineChart::tr("CPU: memory"), cpu_bw, QStringLiteral("GB/s")),
+                   {QPointF(r.x_lo, cpu_bw * r.x_lo), QPointF(end, cpu_bw * end)},
+                   QPen(kCpuMemoryColor, 2.2, Qt::DashLine, Qt::FlatCap, Qt::RoundJoin)});
+  }
+  if (cpu_fp32 > 0)
+    out.push_back({RooflineChart::ceilingName(RooflineChart::tr("CPU: fp32 FMA"), cpu_fp32, QStringLiteral("GFLOP/s")),
+                   {QPointF(cpu_bw > 0 ? cpu_ridge : r.x_lo, cpu_fp32), QPointF(r.x_hi, cpu_fp32)},
+                   QPen(kCpuComputeColor, 2.2, Qt::DashLine, Qt::FlatCap, Qt::RoundJoin)});
   return out;
 }
 
@@ -184,20 +222,21 @@ QString measurementText(const ks::Measurement& m, double intensity, const ks::De
   lines << RooflineChart::tr("%1 GFLOP/s   (median %2)")
                .arg(m.gflops, 0, 'f', m.gflops >= 100 ? 0 : 2)
                .arg(QString::fromStdString(ks::formatDuration(m.stats.median)));
-  if (k && k->backend == ks::Backend::Cpu) {
-    lines << RooflineChart::tr("CPU kernel: the GPU ceilings do not apply");
-  } else if (peaks) {
+  if (peaks) {
     const auto f = ks::fractionOfPeak(m, *peaks);
     const auto c = k ? ks::ceilingFor(*k, m.item.params, *peaks) : std::nullopt;
     if (f && c) {
-      const QString roof = f->bound == "memory"
-                               ? RooflineChart::tr("memory-bound: %1 × %2 FLOP/byte")
-                                     .arg(peakText(c->bandwidth_gbps, "GB/s"))
-                                     .arg(f->intensity, 0, 'g', 3)
-                               : RooflineChart::tr("compute-bound: %1").arg(QString::fromStdString(c->compute_name));
+      const QString roof =
+          f->bound == "memory"
+              ? RooflineChart::tr("memory-bound: %1%2 × %3 FLOP/byte")
+                    .arg(c->cpu ? RooflineChart::tr("host CPU ") : QString(), peakText(c->bandwidth_gbps, "GB/s"))
+                    .arg(f->intensity, 0, 'g', 3)
+              : RooflineChart::tr("compute-bound: %1").arg(QString::fromStdString(c->compute_name));
       lines << RooflineChart::tr("%1 % of peak (%2 attainable here; %3)")
                    .arg(100 * f->fraction, 0, 'f', 1)
                    .arg(peakText(f->attainable, "GFLOP/s"), roof);
+    } else if (k && k->backend == ks::Backend::Cpu) {
+      lines << RooflineChart::tr("CPU kernel: no host CPU peaks in this session (the GPU ceilings do not apply)");
     } else {
       lines << RooflineChart::tr("no measured ceiling applies to this kernel");
     }
@@ -245,9 +284,9 @@ QString titleOf(const Model& model) {
   QString title = RooflineChart::tr("Roofline");
   const QString note = noteOf(model);
   if (!note.isEmpty())
-    return title + QStringLiteral("<br><span style=\"font-weight:normal; font-size:small; color:%1\">%2</span>")
-                       .arg(kNoteColor.name(), note.toHtmlEscaped());
-  if (model.peaks && !model.peaks->measured_at.empty())
+    title += QStringLiteral("<br><span style=\"font-weight:normal; font-size:small; color:%1\">%2</span>")
+                 .arg(kNoteColor.name(), note.toHtmlEscaped());
+  if (model.hasCeilings() && model.peaks && !model.peaks->measured_at.empty())
     title += QStringLiteral("<br><span style=\"font-weight:normal; font-size:small; color:#505050\">%1</span>")
                  .arg(RooflineChart::tr("ceilings: peaks measured %1")
                           .arg(QString::fromStdString(model.peaks->measured_at))
@@ -389,6 +428,8 @@ void RooflineChart::setData(const std::vector<ks::Measurement>& points, const ks
     model.fp32 = peaks->fp32Gflops();
     model.fp16 = peaks->valueOf("fp16_fma");
     model.coopmat = peaks->coopmatGflops(32);
+    model.cpu_bandwidth = peaks->cpuBandwidthGbps();
+    model.cpu_fp32 = peaks->cpuFp32Gflops();
   }
   for (const ks::Measurement& m : points) {
     if (!m.trustworthy() || !(m.gflops > 0) || !std::isfinite(m.gflops)) continue;
@@ -446,6 +487,7 @@ QList<QPointF> RooflineChart::seriesPoints(const QString& name) const {
 }
 
 double RooflineChart::ridgeIntensity() const { return d_->model.ridge(); }
+double RooflineChart::cpuRidgeIntensity() const { return d_->model.cpuRidge(); }
 
 QString RooflineChart::noteText() const { return noteOf(d_->model); }
 

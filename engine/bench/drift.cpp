@@ -131,19 +131,25 @@ std::string DriftReport::summary() const {
   } else {
     text = "stable: reference time within +-" + percent(max_change, false) + " over " + std::to_string(checks.size()) +
            " checks (threshold " + limit + ")";
-    if (max_change > threshold * (1 + 1e-9))
+    if (max_change > threshold * (1 + 1e-9)) {
       text += "; the largest move (" + percent(changeOf(worst_check), true) + ", check " +
-              std::to_string(worst_check + 1) + ") is within the checks' noise: their 95% CIs overlap";
+              std::to_string(worst_check + 1) + ") is within ";
+      text += max_change <= noise_floor * (1 + 1e-9)
+                  ? "the reference's noise floor on this device (" + thresholdText(noise_floor) + ")"
+                  : std::string("the checks' noise: their 95% CIs overlap");
+    }
   }
   if (!error.empty()) text += "; then the reference failed: " + firstLine(error);
   return text;
 }
 
-DriftReport evaluateDrift(std::string reference, std::vector<DriftCheck> checks, double threshold, DriftRule rule) {
+DriftReport evaluateDrift(std::string reference, std::vector<DriftCheck> checks, double threshold, DriftRule rule,
+                          double noise_floor) {
   DriftReport r;
   r.reference = std::move(reference);
   r.threshold = threshold;
   r.rule = rule;
+  r.noise_floor = noise_floor;
   r.checks = std::move(checks);
   if (r.checks.size() < 2 || !(r.checks[0].stats.median > 0)) return r;
   const Stats& first = r.checks[0].stats;
@@ -156,7 +162,7 @@ DriftReport evaluateDrift(std::string reference, std::vector<DriftCheck> checks,
     }
     // A relative 1e-9 of slack: 100 ns -> 103 ns is a change of exactly 3%,
     // though it computes as 0.030000000000000027.
-    const bool past_threshold = change > threshold * (1 + 1e-9);
+    const bool past_threshold = change > std::max(threshold, noise_floor) * (1 + 1e-9);
     const Stats& now = r.checks[i].stats;
     const bool separated = now.ci_low > first.ci_high || now.ci_high < first.ci_low;
     if (past_threshold && (rule == DriftRule::ThresholdOnly || separated) && change > worst_significant) {
@@ -171,6 +177,8 @@ DriftReport evaluateDrift(std::string reference, std::vector<DriftCheck> checks,
 // ---------------------------------------------------------------- the reference
 
 void DriftReference::deviceRecreated() { gpu_.reset(); }
+
+double DriftReference::noiseFloor() const { return !device_ || device_->info().isSoftware() ? 0.25 : 0.0; }
 
 double DriftReference::targetMs() const {
   return !device_ || device_->info().isSoftware() ? options_.software_target_ms : options_.target_ms;
@@ -208,7 +216,9 @@ std::string DriftReference::clock() const { return device_ && device_->info().ti
 std::string DriftReference::description() const {
   const std::string iterations = iterations_ ? std::to_string(iterations_) + " iterations" : "not calibrated yet";
   if (!device_) return "C++ FMA loop on the host, 8 chains x " + iterations;
-  return "peak_fma.comp fp32, " + std::to_string(referenceGroups(device_->info())) + " workgroups x " + iterations;
+  const uint32_t groups = referenceGroups(device_->info());
+  return "peak_fma.comp fp32, " + std::to_string(groups) + (groups == 1 ? " workgroup x " : " workgroups x ") +
+         iterations;
 }
 
 Result<DriftCheck> DriftReference::check(const std::string& when, size_t after_points, uint32_t warmup_ms,

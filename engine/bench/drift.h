@@ -37,6 +37,11 @@ struct DriftReport {
   std::string clock;      // "gpu_timestamp" or "wall"
   double threshold = 0.03;
   DriftRule rule = DriftRule::ThresholdAndCi;
+  // The smallest change that counts on this reference, whatever the threshold:
+  // how far it moves between checks on a quiet machine (0 on a GPU; on a CPU
+  // device or the host loop, a shared machine's CPU speed moves the reference
+  // by up to ~24% between checks; see DriftReference::noiseFloor()).
+  double noise_floor = 0;
   std::vector<DriftCheck> checks;
   double max_change = 0;   // largest |median_i / median_0 - 1|
   size_t worst_check = 0;  // the largest significant change when unstable, else the largest change
@@ -60,8 +65,9 @@ bool isDriftWhen(const std::string& when);
 // interval does not overlap the first check's: a move inside the noise of the
 // two checks is not evidence that the machine changed. Fewer than 2 checks are
 // never unstable.
+// A change must also exceed `noise_floor` (see DriftReport).
 DriftReport evaluateDrift(std::string reference, std::vector<DriftCheck> checks, double threshold,
-                          DriftRule rule = DriftRule::ThresholdAndCi);
+                          DriftRule rule = DriftRule::ThresholdAndCi, double noise_floor = 0);
 
 // The reference workload. With a device: a small fixed dispatch of
 // shaders/peak_fma.comp (fp32), its iteration count calibrated once, at the
@@ -98,7 +104,12 @@ class DriftReference {
   void deviceRecreated();
 
   std::string description() const;  // what runs, once calibrated
-  std::string clock() const;        // "gpu_timestamp" or "wall"
+  // 0 on a GPU; 25% on a CPU device (lavapipe) or for the host loop, whose
+  // time follows the shared CPU's speed (measured: up to +24% between checks on
+  // an idle 2-core VM, docs/PERFORMANCE.md "Drift"; another job taking the
+  // cores moves it by +50% to +100%).
+  double noiseFloor() const;
+  std::string clock() const;  // "gpu_timestamp" or "wall"
 
  private:
   struct Gpu;

@@ -24,6 +24,17 @@ double DevicePeaks::valueOf(const std::string& id) const {
 
 double DevicePeaks::bandwidthGbps() const { return std::max(valueOf("copy_shader"), valueOf("copy_buffer")); }
 
+double DevicePeaks::cpuBandwidthGbps() const { return std::max(valueOf("cpu_triad"), valueOf("cpu_copy")); }
+
+bool isHostPeak(const std::string& id) { return id.rfind(kHostPeakPrefix, 0) == 0; }
+
+std::string peakUnitOf(const std::string& id) {
+  if (id == "fp32_fma" || id == "fp16_fma" || id == "cpu_fp32_fma" || id.rfind("coopmat_", 0) == 0) return "GFLOP/s";
+  if (id == "copy_shader" || id == "copy_buffer" || id == "cpu_triad" || id == "cpu_copy") return "GB/s";
+  if (id == "dispatch" || id == "submit") return "us";
+  return {};
+}
+
 double DevicePeaks::coopmatGflops(int acc_bits) const {
   const std::string suffix = acc_bits == 16 ? "_f16_f16" : "_f16_f32";
   double best = 0;
@@ -281,6 +292,10 @@ Result<DevicePeaks> measurePeaks(vk::Device& device, const PeakOptions& options,
     return makeError("cancelled");
   }
   if (device.lost()) return makeError("the device was lost while measuring peaks", VK_ERROR_DEVICE_LOST);
+  // The host CPU last: the device is idle by then (lavapipe runs on the same cores).
+  auto host = measureHostPeaks(options, cancel, each);
+  if (!host) return host.error();
+  peaks.results.insert(peaks.results.end(), host->results.begin(), host->results.end());
   return peaks;
 }
 

@@ -20,16 +20,24 @@ double arithmeticIntensity(const KernelInfo& kernel, const ProblemSize& size, co
 }
 
 std::optional<RooflineCeiling> ceilingFor(const KernelInfo& kernel, const Params& params, const DevicePeaks& peaks) {
-  if (kernel.backend != Backend::Vulkan) return std::nullopt;
   RooflineCeiling c;
-  c.bandwidth_gbps = peaks.bandwidthGbps();
-  if (kernel.workload == "gemm16") {  // fp16 inputs on tensor cores, fp32 accumulation
-    c.compute_gflops = peaks.coopmatGflops(32);
-    c.compute_name = "coopmat fp16 -> fp32";
-  } else if (precisionOf(params) == 32) {
-    c.compute_gflops = peaks.fp32Gflops();
-    c.compute_name = "fp32 FMA";
-  }  // fp64: no measured compute peak, the memory roof still applies
+  if (kernel.backend == Backend::Cpu) {
+    c.cpu = true;
+    c.bandwidth_gbps = peaks.cpuBandwidthGbps();
+    if (precisionOf(params) == 32) {
+      c.compute_gflops = peaks.cpuFp32Gflops();
+      c.compute_name = "CPU fp32 FMA";
+    }  // fp64: the memory roof only
+  } else {
+    c.bandwidth_gbps = peaks.bandwidthGbps();
+    if (kernel.workload == "gemm16") {  // fp16 inputs on tensor cores, fp32 accumulation
+      c.compute_gflops = peaks.coopmatGflops(32);
+      c.compute_name = "coopmat fp16 -> fp32";
+    } else if (precisionOf(params) == 32) {
+      c.compute_gflops = peaks.fp32Gflops();
+      c.compute_name = "fp32 FMA";
+    }  // fp64: no measured compute peak, the memory roof still applies
+  }
   if (c.compute_gflops <= 0 && c.bandwidth_gbps <= 0) return std::nullopt;
   return c;
 }
@@ -48,6 +56,7 @@ std::optional<PeakFraction> fractionOfPeak(const Measurement& m, const DevicePea
   const bool memory = ceiling->compute_gflops <= 0 || f.intensity * ceiling->bandwidth_gbps < ceiling->compute_gflops;
   f.bound = memory && ceiling->bandwidth_gbps > 0 ? "memory" : "compute";
   f.fraction = m.gflops / f.attainable;
+  f.cpu = ceiling->cpu;
   return f;
 }
 

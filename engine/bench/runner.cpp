@@ -129,7 +129,8 @@ std::vector<Measurement> Runner::run(const Plan& plan, const RunCallbacks& cb, c
     else
       error = "check " + std::to_string(checks.size() + 1) + " (" + when + ", after " + std::to_string(out.size()) +
               " points): " + check.error().message;
-    drift_ = evaluateDrift(reference->description(), std::move(checks), plan.drift_threshold);
+    drift_ = evaluateDrift(reference->description(), std::move(checks), plan.drift_threshold, DriftRule::ThresholdAndCi,
+                           reference->noiseFloor());
     drift_.clock = reference->clock();
     drift_.error = error;
     if (cb.drift) cb.drift(drift_);

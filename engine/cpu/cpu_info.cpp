@@ -1,9 +1,13 @@
 #include "engine/cpu/cpu_info.h"
 
 #include <cblas.h>
+#include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
+#include <set>
 #include <thread>
 
 namespace ks::cpu {
@@ -62,6 +66,43 @@ unsigned long long availableHostMemory() {
   while (in >> key >> kib >> unit)
     if (key == "MemAvailable:") return kib * 1024;
   return 0;
+}
+
+unsigned long long lastLevelCacheBytes() {
+  // The highest cache level of each CPU; one cache shared by several CPUs lists them all the same way.
+  int top_level = 0;
+  std::set<std::pair<std::string, unsigned long long>> caches;  // (shared_cpu_list, bytes) of the top level
+  for (unsigned cpu = 0; cpu < 4096; ++cpu) {
+    const std::string dir = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/cache/";
+    bool any = false;
+    for (unsigned index = 0; index < 8; ++index) {
+      const std::string base = dir + "index" + std::to_string(index) + "/";
+      std::ifstream level_file(base + "level"), size_file(base + "size"), shared_file(base + "shared_cpu_list");
+      int level = 0;
+      std::string size, shared;
+      if (!(level_file >> level) || !(size_file >> size)) break;
+      any = true;
+      std::getline(shared_file, shared);
+      unsigned long long bytes = std::strtoull(size.c_str(), nullptr, 10);
+      if (size.back() == 'K') bytes <<= 10;
+      if (size.back() == 'M') bytes <<= 20;
+      if (level > top_level) top_level = level, caches.clear();
+      if (level == top_level) caches.insert({shared.empty() ? std::to_string(cpu) : shared, bytes});
+    }
+    if (!any) break;
+  }
+  unsigned long long total = 0;
+  for (const auto& [shared, bytes] : caches) total += bytes;
+  if (total) return total;
+  for (int name : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE})
+    if (const long bytes = sysconf(name); bytes > 0) return static_cast<unsigned long long>(bytes);
+  return 0;
+}
+
+unsigned usableHardwareThreads() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return unsigned(CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
 }
 
 }  // namespace ks::cpu

@@ -19,6 +19,14 @@ HostInfo hostInfo();
 // swapping or being killed (Linux overcommits); 0 when unknown.
 unsigned long long availableHostMemory();
 
+// The last-level caches of all cores together in bytes (each shared cache
+// counted once), from sysfs, else what the C library reads from CPUID; 0 when
+// unknown. Under a hypervisor this may be the whole socket's.
+unsigned long long lastLevelCacheBytes();
+
+// Hardware threads this process may run on (its affinity mask), at least 1.
+unsigned usableHardwareThreads();
+
 // The warning for an OpenBLAS core that is generic for a CPU with these
 // features (empty when the core fits), naming the OPENBLAS_CORETYPE to use.
 std::string openblasCoreWarning(const std::string& core, const std::string& features);

@@ -113,9 +113,15 @@ json driftToJson(const DriftReport& d) {
                       {"ci_high_ns", c.stats.ci_high},
                       {"cv", c.stats.cv},
                       {"count", c.stats.count}});
-  return {{"reference", d.reference},      {"clock", d.clock}, {"threshold", d.threshold},
-          {"rule", driftRuleName(d.rule)}, {"checks", checks}, {"max_change", d.max_change},
-          {"unstable", d.unstable},        {"error", d.error}};
+  return {{"reference", d.reference},
+          {"clock", d.clock},
+          {"threshold", d.threshold},
+          {"rule", driftRuleName(d.rule)},
+          {"noise_floor", d.noise_floor},
+          {"checks", checks},
+          {"max_change", d.max_change},
+          {"unstable", d.unstable},
+          {"error", d.error}};
 }
 
 namespace {
@@ -178,6 +184,42 @@ struct Reader {
     return v->get<bool>();
   }
 };
+
+// Peaks in the device record, or (a session without a device) the host CPU's
+// alone at the top level. Ids are unique, and a known id has its own unit.
+DevicePeaks readPeaks(Reader& r, const json& pk, const std::string& path, bool host_only) {
+  DevicePeaks peaks;
+  peaks.measured_at = r.str(pk, path, "measured_at");
+  const json* results = r.field(pk, path, "results");
+  if (results && !results->is_array()) r.fail(path + ".results", "expected an array");
+  for (size_t i = 0; results && results->is_array() && i < results->size() && !r.failed(); ++i) {
+    const std::string rp = path + ".results[" + std::to_string(i) + "]";
+    const json& x = (*results)[i];
+    PeakResult pr;
+    pr.id = r.str(x, rp, "id");
+    pr.title = r.str(x, rp, "title", false);
+    pr.unit = r.str(x, rp, "unit");
+    pr.value = r.num(x, rp, "value");
+    pr.cv = r.num(x, rp, "cv", false);
+    pr.runs = static_cast<uint32_t>(r.uint(x, rp, "runs", false));
+    pr.note = r.str(x, rp, "note", false);
+    if (r.failed()) break;
+    const std::string unit = peakUnitOf(pr.id);
+    if (peaks.find(pr.id))
+      r.fail(rp + ".id", "'" + pr.id + "' is listed twice");
+    else if (host_only && !isHostPeak(pr.id))
+      r.fail(rp + ".id", "'" + pr.id + "' is a device's peak, but the session has no device (only " + kHostPeakPrefix +
+                             "* peaks of the host CPU can be kept without one)");
+    else if (pr.unit != "GFLOP/s" && pr.unit != "GB/s" && pr.unit != "us")
+      r.fail(rp + ".unit", "expected GFLOP/s, GB/s or us, not '" + pr.unit + "'");
+    else if (!unit.empty() && pr.unit != unit)
+      r.fail(rp + ".unit", "'" + pr.id + "' is measured in " + unit + ", not '" + pr.unit + "'");
+    else if (!std::isfinite(pr.value) || pr.value < 0)
+      r.fail(rp + ".value", "expected a finite non-negative number");
+    peaks.results.push_back(std::move(pr));
+  }
+  return peaks;
+}
 
 Params readParams(Reader& r, const json& j, const std::string& path, const KernelInfo* kernel) {
   Params p;
@@ -269,6 +311,13 @@ Result<DriftReport> driftFromJson(const json& d, const Plan& plan) {
     if (!parsed) return makeError("drift.rule: " + parsed.error().message);
     rule = *parsed;
   }
+  double noise_floor = 0;  // absent before the floor existed
+  if (d.contains("noise_floor")) {
+    if (!d["noise_floor"].is_number() || !std::isfinite(d["noise_floor"].get<double>()) ||
+        d["noise_floor"].get<double>() < 0 || d["noise_floor"].get<double>() >= 1)
+      return makeError("drift.noise_floor: expected a fraction from 0 to below 1");
+    noise_floor = d["noise_floor"].get<double>();
+  }
   if (!checks_json->is_array()) return makeError("drift.checks: expected an array");
 
   std::vector<DriftCheck> checks;
@@ -303,7 +352,7 @@ Result<DriftReport> driftFromJson(const json& d, const Plan& plan) {
     checks.push_back(std::move(c));
   }
 
-  DriftReport report = evaluateDrift(reference, std::move(checks), threshold, rule);
+  DriftReport report = evaluateDrift(reference, std::move(checks), threshold, rule, noise_floor);
   report.clock = clock;
   report.error = error;
   if (unstable->get<bool>() != report.unstable)
@@ -323,7 +372,13 @@ json sessionHeaderToJson(const Session& s) {
   j["created"] = s.created;
   j["provenance"] = {{"glslang", s.glslang_version}, {"environment", s.environment}};
   j["device"] = s.device ? deviceToJson(*s.device) : json(nullptr);
+  // Peaks belong to the device's record; without a device only the host CPU's can be there.
   if (s.device && s.peaks) j["device"]["peaks"] = peaksToJson(*s.peaks);
+  if (!s.device && s.peaks) {
+    DevicePeaks host = *s.peaks;
+    std::erase_if(host.results, [](const PeakResult& r) { return !isHostPeak(r.id); });
+    j["peaks"] = peaksToJson(host);
+  }
   j["host"] = {{"cpu_model", s.host.cpu_model},
                {"logical_cores", s.host.logical_cores},
                {"openblas_core", s.host.openblas_core},
@@ -479,33 +534,14 @@ Result<Session> sessionHeaderFromJson(const json& j) {
       }
     }
     s.device = info;
-    if (const json* pk = r.field(*d, "device", "peaks", false); pk && !pk->is_null()) {
-      DevicePeaks peaks;
-      peaks.measured_at = r.str(*pk, "device.peaks", "measured_at");
-      const json* results = r.field(*pk, "device.peaks", "results");
-      if (results && !results->is_array()) r.fail("device.peaks.results", "expected an array");
-      for (size_t i = 0; results && results->is_array() && i < results->size() && !r.failed(); ++i) {
-        const std::string rp = "device.peaks.results[" + std::to_string(i) + "]";
-        const json& x = (*results)[i];
-        PeakResult pr;
-        pr.id = r.str(x, rp, "id");
-        pr.title = r.str(x, rp, "title", false);
-        pr.unit = r.str(x, rp, "unit");
-        pr.value = r.num(x, rp, "value");
-        pr.cv = r.num(x, rp, "cv", false);
-        pr.runs = static_cast<uint32_t>(r.uint(x, rp, "runs", false));
-        pr.note = r.str(x, rp, "note", false);
-        if (r.failed()) break;
-        if (peaks.find(pr.id))
-          r.fail(rp + ".id", "'" + pr.id + "' is listed twice");
-        else if (pr.unit != "GFLOP/s" && pr.unit != "GB/s" && pr.unit != "us")
-          r.fail(rp + ".unit", "expected GFLOP/s, GB/s or us, not '" + pr.unit + "'");
-        else if (!std::isfinite(pr.value) || pr.value < 0)
-          r.fail(rp + ".value", "expected a finite non-negative number");
-        peaks.results.push_back(std::move(pr));
-      }
-      s.peaks = std::move(peaks);
-    }
+    if (const json* pk = r.field(*d, "device", "peaks", false); pk && !pk->is_null())
+      s.peaks = readPeaks(r, *pk, "device.peaks", false);
+  }
+  if (const json* pk = r.field(j, "", "peaks", false); pk && !pk->is_null()) {
+    if (s.device)
+      r.fail("peaks", "a session with a device keeps its peaks in device.peaks");
+    else
+      s.peaks = readPeaks(r, *pk, "peaks", true);
   }
   if (const json* h = r.field(j, "", "host", false)) {
     s.host.cpu_model = r.str(*h, "host", "cpu_model", false);

@@ -20,7 +20,9 @@ struct Session {
   std::string app_commit = KS_GIT_COMMIT;
   std::string created;                   // ISO 8601 UTC
   std::optional<vk::DeviceInfo> device;  // absent for CPU-only sessions
-  std::optional<DevicePeaks> peaks;      // measured on `device` (stored in its record)
+  // Measured on `device` and the host CPU (stored in the device's record); a
+  // session without a device keeps the host CPU's alone (top-level "peaks").
+  std::optional<DevicePeaks> peaks;
   cpu::HostInfo host;
   // What else a result depends on: the shader compiler and the environment
   // variables that change what OpenBLAS, Mesa/lavapipe or the Vulkan loader do.

@@ -8,6 +8,7 @@
 #include <QProcess>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardPaths>
@@ -186,13 +187,15 @@ class TestMainWindow : public QObject {
     QVERIFY(done.wait(120000));
     QCOMPARE(done.first().first().toBool(), true);
     const QString text = w->peaksLabel()->text();
-    for (const char* part : {"Peaks", "fp32 ", "GFLOP/s", "memory ", "GB/s", "dispatch "})
+    for (const char* part : {"Peaks", "fp32 ", "GFLOP/s", "memory ", "GB/s", "dispatch ", "host CPU"})
       QVERIFY2(text.contains(part), qPrintable(part + QString(" missing from: ") + text));
     const QString details = w->peaksLabel()->toolTip();  // every measurement, with how it was measured
-    for (const char* part : {"fp32 FMA (vec4 chains)", "vkCmdCopyBuffer", "empty dispatch", "workgroups"})
+    for (const char* part : {"fp32 FMA (vec4 chains)", "vkCmdCopyBuffer", "empty dispatch", "workgroups",
+                             "host CPU fp32 FMA", "STREAM triad", "STREAM copy", " threads"})
       QVERIFY2(details.contains(part), qPrintable(part + QString(" missing from: ") + details));
 
-    // A run afterwards carries the peaks into the session and fills "% peak" for GPU points only.
+    // A run afterwards carries the peaks into the session and fills "% peak": GPU points against the
+    // device's roofs, CPU points against the host CPU's.
     w->setKernelChecked("dot.two_pass_shared", true);
     w->setKernelChecked("cpu.dot.naive", true);
     setSweep(*w, "65536");
@@ -201,15 +204,27 @@ class TestMainWindow : public QObject {
     QVERIFY(finished.wait(120000));
     QVERIFY(w->sessionPeaks());
     QVERIFY(w->sessionPeaks()->fp32Gflops() > 0);
+    QVERIFY(w->sessionPeaks()->cpuBandwidthGbps() > 0);
     auto* model = w->resultsModel();
+    int cpu_rows = 0;
     for (int r = 0; r < model->rowCount(); ++r) {
       const auto& m = model->measurements()[size_t(r)];
-      const QString pct = model->data(model->index(r, ks::ui::ResultsModel::PeakFraction), Qt::DisplayRole).toString();
-      if (m.item.kernel.rfind("cpu.", 0) == 0)
-        QCOMPARE(pct, QString("–"));
-      else
-        QVERIFY2(pct.endsWith("% mem"), qPrintable(pct));  // a dot product is bandwidth-bound
+      const QModelIndex cell = model->index(r, ks::ui::ResultsModel::PeakFraction);
+      const QString pct = model->data(cell, Qt::DisplayRole).toString();
+      QVERIFY2(pct.endsWith("% mem"), qPrintable(pct));  // a dot product is bandwidth-bound
+      const QString tip = model->data(cell, Qt::ToolTipRole).toString();
+      const bool cpu = m.item.kernel.rfind("cpu.", 0) == 0;
+      cpu_rows += cpu;
+      QVERIFY2(tip.contains(cpu ? "host CPU's measured roofline" : "device's measured roofline"), qPrintable(tip));
     }
+    QCOMPARE(cpu_rows, 1);
+    // The Series tab's best % peak for the CPU series too, and the roofline's CPU roofs.
+    QCOMPARE(w->seriesTable()->rowCount(), 2);
+    for (int r = 0; r < 2; ++r)
+      QVERIFY2(w->seriesTable()->item(r, 5)->text().endsWith("%"), qPrintable(w->seriesTable()->item(r, 0)->text()));
+    const QStringList ceilings = w->rooflineChart()->ceilingNames();
+    QVERIFY2(ceilings.filter(QRegularExpression("^CPU: memory ")).size() == 1, qPrintable(ceilings.join(", ")));
+    QVERIFY2(ceilings.filter(QRegularExpression("^GPU: memory ")).size() == 1, qPrintable(ceilings.join(", ")));
   }
 
   void driftIsCheckedAndAnUnstableSessionShowsTheBanner() {
@@ -542,6 +557,10 @@ class TestMainWindow : public QObject {
       gui.start(KS_GUI_PATH, {"--export-png", png, "--chart", kind, "--size", "800x500", "--scale", "2", session});
       QVERIFY(gui.waitForFinished(60000));
       QVERIFY2(gui.exitCode() == 0, gui.readAllStandardError().constData());
+      // The session has the host CPU's peaks too: the CPU points have their own roof, no note.
+      const QByteArray said = gui.readAllStandardOutput();
+      QVERIFY2(said.startsWith("wrote ") && !said.contains("no roof") && !said.contains("No measured"),
+               said.constData());
       QImage image(png);
       QCOMPARE(image.size(), QSize(1600, 1000));
       int nonWhite = 0;

@@ -49,6 +49,16 @@ const QString kMemory = QStringLiteral("memory 4 TB/s");
 const QString kFp32 = QStringLiteral("fp32 FMA 51 TFLOP/s");
 const QString kFp16 = QStringLiteral("fp16 FMA 95.3 TFLOP/s");
 const QString kCoopmat = QStringLiteral("coopmat fp16→fp32 600 TFLOP/s");
+const QString kCpuMemory = QStringLiteral("CPU: memory 25 GB/s");
+const QString kCpuFp32 = QStringLiteral("CPU: fp32 FMA 200 GFLOP/s");
+
+// The host CPU's peaks beside the device's: fp32 FMA 200 GFLOP/s, STREAM triad 25 (copy 20) GB/s.
+ks::DevicePeaks withCpu(ks::DevicePeaks p) {
+  p.results.push_back({"cpu_fp32_fma", "host CPU fp32 FMA", "GFLOP/s", 200, 0.01, 9, "AVX-512F, 2 threads"});
+  p.results.push_back({"cpu_triad", "host CPU STREAM triad", "GB/s", 25, 0.01, 9, ""});
+  p.results.push_back({"cpu_copy", "host CPU STREAM copy", "GB/s", 20, 0.01, 9, ""});
+  return p;
+}
 
 struct Data {
   ks::Measurement gemm = at("gemm.tile2d", 1024, 20000);
@@ -108,7 +118,9 @@ class TestRooflineChart : public QObject {
     // Legend: the ceilings, then the three point series.
     QCOMPARE(chart.seriesNames(),
              (QStringList{kMemory, kFp32, kFp16, kCoopmat, nameOf(d.gemm), nameOf(d.dot), nameOf(d.cpu)}));
-    QVERIFY(chart.noteText().isEmpty());
+    // Peaks without the host CPU's: the CPU point has no roof, and the chart says so.
+    QVERIFY2(chart.noteText().contains("No host CPU peaks"), qPrintable(chart.noteText()));
+    QVERIFY(chart.chart()->title().contains("CPU points have no roof"));
     QVERIFY(!chart.chart()->title().contains("No measured peaks"));
 
     // Log10 axes with units; their ranges hold every point and every ridge with a margin.
@@ -186,6 +198,67 @@ class TestRooflineChart : public QObject {
     QCOMPARE(mem.first().x(), x->min());
     QCOMPARE(mem.last().x(), x->max());
     QVERIFY(near(mem.last().y(), 900 * x->max()));
+  }
+
+  void cpuRoofsBesideTheGpus() {
+    const Data d;
+    const ks::DevicePeaks p = withCpu(peaks());
+    RooflineChart chart;
+    chart.setData(d.all(), &p);
+    // Two sets, each named with its value: the device's ("GPU: ", solid) and the host CPU's ("CPU: ", dashed).
+    const QStringList gpu{"GPU: " + kMemory, "GPU: " + kFp32, "GPU: " + kFp16, "GPU: " + kCoopmat};
+    const QStringList cpu{kCpuMemory, kCpuFp32};
+    QCOMPARE(chart.ceilingNames(), gpu + cpu);
+    const QStringList points{nameOf(d.gemm), nameOf(d.dot), nameOf(d.cpu)};
+    QCOMPARE(chart.seriesNames(), gpu + cpu + points);
+    QVERIFY2(chart.noteText().isEmpty(), qPrintable(chart.noteText()));
+    const auto penOf = [&](const QString& name) {
+      for (QAbstractSeries* s : chart.chart()->series())
+        if (s->name() == name) return qobject_cast<QLineSeries*>(s)->pen();
+      return QPen();
+    };
+    for (const QString& name : {gpu[0], gpu[1]}) QCOMPARE(penOf(name).style(), Qt::SolidLine);
+    for (const QString& name : cpu) QCOMPARE(penOf(name).style(), Qt::DashLine);
+    QVERIFY(penOf(kCpuMemory).color() != penOf(gpu[0]).color());
+    QVERIFY(penOf(kCpuFp32).color() != penOf(gpu[1]).color());
+
+    // The CPU roofs: memory 25 GB/s up to the CPU ridge (200 / 25 = 8 FLOP/byte), then fp32 FMA flat.
+    QCOMPARE(chart.cpuRidgeIntensity(), 8.0);
+    QCOMPARE(chart.ridgeIntensity(), 51000.0 / 4000);
+    auto* x = qobject_cast<QLogValueAxis*>(chart.chart()->axes(Qt::Horizontal).value(0));
+    auto* y = qobject_cast<QLogValueAxis*>(chart.chart()->axes(Qt::Vertical).value(0));
+    const auto memory = chart.seriesPoints(kCpuMemory);
+    QCOMPARE(memory.size(), 2);
+    QCOMPARE(memory[0].x(), x->min());
+    QVERIFY(near(memory[0].y(), 25 * x->min()));
+    QVERIFY(near(memory[1].x(), 8) && near(memory[1].y(), 200));
+    const auto fp32 = chart.seriesPoints(kCpuFp32);
+    QCOMPARE(fp32.size(), 2);
+    QVERIFY(near(fp32[0].x(), 8));
+    QCOMPARE(fp32[1].x(), x->max());
+    QCOMPARE(fp32[0].y(), 200.0);
+    QCOMPARE(fp32[1].y(), 200.0);
+    // Both sets and every point within the axes, on log scales.
+    QVERIFY(y->min() < 25 * x->min() * 1.0001 && y->max() > 600000);
+    QVERIFY(chart.seriesPoints(nameOf(d.cpu)).first().y() < 200);  // the OpenBLAS point sits under its roof
+
+    // The CPU point's hover text: its share of the CPU roof (150 of 200 GFLOP/s, compute-bound).
+    const QString tip = RooflineChart::toolTip(d.cpu, &p);
+    QVERIFY2(tip.contains("75.0 % of peak") && tip.contains("compute-bound: CPU fp32 FMA"), qPrintable(tip));
+    // The GPU points still against the device's roofs.
+    QVERIFY2(RooflineChart::toolTip(d.gemm_big, &p).contains("compute-bound: fp32 FMA"),
+             qPrintable(RooflineChart::toolTip(d.gemm_big, &p)));
+
+    // Host CPU peaks alone (a CPU-only session): the CPU roofs, no "GPU: " set, and a note for the GPU points.
+    ks::DevicePeaks host_only;
+    host_only.measured_at = p.measured_at;
+    host_only.results = {p.results.end() - 3, p.results.end()};
+    chart.setData(d.all(), &host_only);
+    QCOMPARE(chart.ceilingNames(), cpu);
+    QVERIFY2(chart.noteText().contains("GPU points have no roof"), qPrintable(chart.noteText()));
+    chart.setData({d.cpu}, &host_only);
+    QVERIFY(chart.noteText().isEmpty());
+    QVERIFY(chart.chart()->title().contains("peaks measured"));
   }
 
   void withoutPeaksOnlyPoints() {
