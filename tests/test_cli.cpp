@@ -708,7 +708,7 @@ TEST(CliDrift, ALoadStartedMidSweepIsFlaggedAndStillExitsZero) {
   while (std::fgets(line, sizeof line, pipe)) {
     out += line;
     if (load.empty() && std::string(line).find("[1/3]") != std::string::npos)
-      for (unsigned i = 0; i < std::max(2u, std::thread::hardware_concurrency()); ++i)
+      for (unsigned i = 0; i < 2 * std::max(2u, std::thread::hardware_concurrency()); ++i)
         load.emplace_back([&stop] {
           volatile uint64_t x = 0;
           while (!stop.load(std::memory_order_relaxed)) x = x + 1;

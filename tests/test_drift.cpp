@@ -347,8 +347,9 @@ TEST(DriftSweep, ALoadStartedHalfwayIsFlaggedOnLavapipe) {
   RunCallbacks cb;
   cb.point = [&](const Measurement&) {
     if (!load.empty()) return;
-    // After the first point: a busy loop on every hardware thread.
-    for (unsigned i = 0; i < std::max(2u, std::thread::hardware_concurrency()); ++i)
+    // After the first point: two busy loops per hardware thread (the
+    // one-workgroup reference then gets about half a core).
+    for (unsigned i = 0; i < 2 * std::max(2u, std::thread::hardware_concurrency()); ++i)
       load.emplace_back([&stop_load] {
         volatile uint64_t x = 0;
         while (!stop_load.load(std::memory_order_relaxed)) x = x + 1;
