@@ -4,6 +4,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "engine/kernels/registry.h"
 #include "engine/vulkan/context.h"
 
 namespace ks::testing {
@@ -27,6 +28,17 @@ inline vk::Device& device() {
   }();
   if (!l.device) throw std::runtime_error("no Vulkan device (install mesa-vulkan-drivers)");
   return *l.device;
+}
+
+// The empty shader (one storage buffer, no push constants): for tests of
+// bindings and dispatch mechanics rather than of a kernel.
+inline Result<const vk::Pipeline*> emptyPipeline(vk::Device& dev) {
+  vk::PipelineDesc desc;
+  desc.name = "util_empty.comp";
+  desc.source = shaderSource(desc.name);
+  desc.buffer_count = 1;
+  desc.push_constant_bytes = 0;
+  return dev.pipeline(desc);
 }
 
 }  // namespace ks::testing

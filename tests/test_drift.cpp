@@ -296,12 +296,12 @@ TEST(DriftSweep, LavapipeSweepChecksAtStartBetweenKernelsAndEnd) {
   expectRealCheck(drift.checks[3], "end", 4);
   EXPECT_EQ(seen, (std::vector<size_t>{1, 2, 3, 4}));
   // The verdict is the pure function's on the same checks.
-  const auto again = evaluateDrift(drift.reference, drift.checks, drift.threshold);
+  const auto again = evaluateDrift(drift.reference, drift.checks, drift.threshold, drift.rule, drift.noise_floor);
   EXPECT_EQ(again.unstable, drift.unstable);
   EXPECT_EQ(again.max_change, drift.max_change);
-  // Calibrated to a fraction of a millisecond to a few per run.
+  // Calibrated to a fraction of a millisecond (GPUs) to about 10 ms (CPU devices) per run.
   EXPECT_GT(drift.checks[0].stats.median, 0.05e6);
-  EXPECT_LT(drift.checks[0].stats.median, 5e6);
+  EXPECT_LT(drift.checks[0].stats.median, 30e6);
   std::printf("[ info     ] reference %s: median %.3f ms per run; sweep %.0f ms; %s\n", drift.reference.c_str(),
               drift.checks[0].stats.median / 1e6, sweep_ms, drift.summary().c_str());
 

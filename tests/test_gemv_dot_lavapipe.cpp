@@ -599,12 +599,7 @@ TEST(InputRotation, RotatedCopiesLargerThanTheStorageBufferRangeBindOneSetAtATim
 TEST(Bindings, RangesOverTheDeviceLimitsAreRefusedWithTheLimit) {
   auto& dev = device();
   const auto& info = dev.info();
-  vk::PipelineDesc desc;
-  desc.name = "util_empty.comp";
-  desc.source = shaderSource(desc.name);
-  desc.buffer_count = 1;
-  desc.push_constant_bytes = 0;
-  auto pipeline = dev.pipeline(desc);
+  auto pipeline = ks::testing::emptyPipeline(dev);
   ASSERT_TRUE(pipeline.ok()) << pipeline.error().message;
   auto small = dev.createBuffer(4096, vk::Placement::DeviceLocal, "a test buffer");
   ASSERT_TRUE(small.ok());

@@ -8,6 +8,7 @@
 
 #include "engine/kernels/registry.h"
 #include "engine/vulkan/context.h"
+#include "tests/lavapipe.h"
 
 using namespace ks;
 
@@ -30,12 +31,7 @@ TEST(Validation, AnInvalidDescriptorWriteIsReportedByTheMessenger) {
   ASSERT_TRUE(device.ok()) << device.error().message;
   vk::Device& dev = **device;
 
-  vk::PipelineDesc desc;
-  desc.name = "util_empty.comp";
-  desc.source = shaderSource(desc.name);
-  desc.buffer_count = 1;
-  desc.push_constant_bytes = 0;
-  auto pipeline = dev.pipeline(desc);
+  auto pipeline = ks::testing::emptyPipeline(dev);
   ASSERT_TRUE(pipeline.ok()) << pipeline.error().message;
   auto buffer = dev.createBuffer(4096, vk::Placement::DeviceLocal, "a test buffer");
   ASSERT_TRUE(buffer.ok());

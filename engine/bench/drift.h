@@ -80,7 +80,8 @@ class DriftReference {
     uint32_t untimed_runs = 2;
     uint32_t timed_runs = 15;
     double target_ms = 0.5;           // one run on a GPU; calibrated once
-    double software_target_ms = 2.0;  // one run on a CPU device (lavapipe) or the host loop: above scheduler jitter
+    double software_target_ms = 10;  // one run on a CPU device (lavapipe) or the host loop: longer than the
+                                     // scheduler's favour to a thread that sleeps, so a load slows it
     uint32_t steady_window = 5;       // warm-up runs per window when waiting for a steady time
     double steady_tolerance = 0.02;   // two windows' medians within this: steady
     uint32_t max_warmup_ms = 1000;    // give up waiting for a steady time (the check still runs)
