@@ -448,10 +448,10 @@ TEST(DriftReferenceRuns, CalibratesOnceAndKeepsTheWorkloadFixed) {
   ASSERT_TRUE(second.ok()) << second.error().message;
   EXPECT_EQ(reference.description(), calibrated) << "the workload must not change between checks";
   EXPECT_EQ(second->samples_ns.size(), 15u);
-  // Roughly the target of 0.5 ms per run (calibration accepts 0.25 ms and up),
-  // within what a shared machine allows.
-  EXPECT_GT(second->stats.median, 0.05e6);
-  EXPECT_LT(second->stats.median, 5e6);
+  // Roughly the target on a CPU device, 10 ms per run (calibration accepts
+  // half and up), within what a shared machine allows.
+  EXPECT_GT(second->stats.median, 2e6);
+  EXPECT_LT(second->stats.median, 40e6);
   using ms = std::chrono::duration<double, std::milli>;
   std::printf("[ info     ] %s: first check (with calibration) %.1f ms, later check %.1f ms\n", calibrated.c_str(),
               ms(t1 - t0).count(), ms(t2 - t1).count());
