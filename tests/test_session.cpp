@@ -686,6 +686,20 @@ ks::Session sessionWithDrift(double moved) {
   return s;
 }
 
+TEST(SessionDrift, ANoiseFloorAboveTheDevicesIsRejected) {
+  // A file cannot hide a move behind a floor its device does not have; a
+  // lower floor (a stricter verdict) is fine.
+  const ks::Session s = sessionWithDrift(0.10);
+  json j = json::parse(ks::sessionToJson(s));
+  j["drift"]["noise_floor"] = 0.5;  // the synthetic device is a CPU device: 0.25
+  auto bad = ks::sessionFromJson(j.dump());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("drift.noise_floor: 0.500000 is above the noise floor"), std::string::npos)
+      << bad.error().message;
+  j["drift"]["noise_floor"] = 0.0;
+  EXPECT_TRUE(ks::sessionFromJson(j.dump()).ok());
+}
+
 TEST(SessionDrift, RoundTripsWithTheVerdict) {
   for (double moved : {0.0, 0.10}) {
     const ks::Session s = sessionWithDrift(moved);

@@ -54,13 +54,22 @@ void EngineWorker::selectDevice(int index) {
   emit deviceOpened(device_->info());
 }
 
-void EngineWorker::run(const ks::Plan& plan) {
-  // A lost device is reopened so one crash does not end the session.
-  if (device_ && device_->lost()) {
-    const int index = int(device_->info().index);
+// A lost or hung device is recreated so one crash does not end the session:
+// on a fresh instance, since a hung dispatch may still hold the old one's
+// threads (lavapipe); nothing of the old device is destroyed.
+void EngineWorker::reopenIfLost() {
+  if (!device_ || !device_->lost()) return;
+  if (auto st = device_->recreate(); !st) {
+    emit errorOccurred(tr("The device was lost: %1").arg(QString::fromStdString(st.error().message)));
     device_.reset();
-    selectDevice(index);
+    emit deviceFailed();
+    return;
   }
+  emit deviceOpened(device_->info());
+}
+
+void EngineWorker::run(const ks::Plan& plan) {
+  reopenIfLost();
   // The journal is written here, where the points arrive: what the engine
   // finished is on the disk even if the UI never got to it, and the UI thread
   // never waits on the disk. A point line is small; fsync takes milliseconds
@@ -107,11 +116,7 @@ void EngineWorker::journalNextRun(const ks::Session& header, const QString& path
 }
 
 void EngineWorker::measurePeaks() {
-  if (device_ && device_->lost()) {
-    const int index = int(device_->info().index);
-    device_.reset();
-    selectDevice(index);
-  }
+  reopenIfLost();
   if (!device_) {
     emit peaksFailed(tr("No Vulkan device is open: there are no peaks to measure."));
     return;

@@ -32,7 +32,7 @@ class EngineWorker : public QObject {
   // The next run() journals its points to `path` (see engine/session/journal.h),
   // starting with `header`: the session as it stands before its first point.
   void journalNextRun(const ks::Session& header, const QString& path);
-  void measurePeaks();             // the open device's peaks (Stop cancels)
+  void measurePeaks();  // the open device's peaks (Stop cancels)
 
  signals:
   void devicesReady(const std::vector<ks::vk::DeviceInfo>& devices, int selected, const ks::cpu::HostInfo& host);
@@ -49,6 +49,7 @@ class EngineWorker : public QObject {
   void journalFailed(const QString& message);  // the run goes on without its journal
 
  private:
+  void reopenIfLost();
   std::shared_ptr<ks::vk::Instance> instance_;
   std::unique_ptr<ks::vk::Device> device_;
   std::atomic<bool> cancel_{false};

@@ -178,7 +178,9 @@ DriftReport evaluateDrift(std::string reference, std::vector<DriftCheck> checks,
 
 void DriftReference::deviceRecreated() { gpu_.reset(); }
 
-double DriftReference::noiseFloor() const { return !device_ || device_->info().isSoftware() ? 0.25 : 0.0; }
+double driftNoiseFloor(const vk::DeviceInfo* device) { return !device || device->isSoftware() ? 0.25 : 0.0; }
+
+double DriftReference::noiseFloor() const { return driftNoiseFloor(device_ ? &device_->info() : nullptr); }
 
 double DriftReference::targetMs() const {
   return !device_ || device_->info().isSoftware() ? options_.software_target_ms : options_.target_ms;

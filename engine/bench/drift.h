@@ -65,6 +65,10 @@ bool isDriftWhen(const std::string& when);
 // interval does not overlap the first check's: a move inside the noise of the
 // two checks is not evidence that the machine changed. Fewer than 2 checks are
 // never unstable.
+// The noise floor of the reference on `device` (nullptr: the host loop): 0 on
+// a GPU, 25% on a CPU device or the host (see DriftReference::noiseFloor()).
+double driftNoiseFloor(const vk::DeviceInfo* device);
+
 // A change must also exceed `noise_floor` (see DriftReport).
 DriftReport evaluateDrift(std::string reference, std::vector<DriftCheck> checks, double threshold,
                           DriftRule rule = DriftRule::ThresholdAndCi, double noise_floor = 0);
@@ -79,12 +83,12 @@ class DriftReference {
   struct Options {
     uint32_t untimed_runs = 2;
     uint32_t timed_runs = 15;
-    double target_ms = 0.5;           // one run on a GPU; calibrated once
+    double target_ms = 0.5;          // one run on a GPU; calibrated once
     double software_target_ms = 10;  // one run on a CPU device (lavapipe) or the host loop: longer than the
                                      // scheduler's favour to a thread that sleeps, so a load slows it
-    uint32_t steady_window = 5;       // warm-up runs per window when waiting for a steady time
-    double steady_tolerance = 0.02;   // two windows' medians within this: steady
-    uint32_t max_warmup_ms = 1000;    // give up waiting for a steady time (the check still runs)
+    uint32_t steady_window = 5;      // warm-up runs per window when waiting for a steady time
+    double steady_tolerance = 0.02;  // two windows' medians within this: steady
+    uint32_t max_warmup_ms = 1000;   // give up waiting for a steady time (the check still runs)
   };
 
   explicit DriftReference(vk::Device* device);  // nullptr: the CPU loop

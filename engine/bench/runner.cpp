@@ -119,6 +119,7 @@ std::vector<Measurement> Runner::run(const Plan& plan, const RunCallbacks& cb, c
   auto checkDrift = [&](const char* when) {
     if (!reference || !drift_.error.empty() || cancel.load()) return;  // a failed reference is not retried
     auto check = reference->check(when, out.size(), plan.warmup_ms, cancel);
+    if (device_ && device_->lost() && device_->recreate()) reference->deviceRecreated();  // hung in the check
     last_check = std::chrono::steady_clock::now();
     reference_idle = false;
     if (!check && cancel.load()) return;  // cancelled, not failed
@@ -136,6 +137,7 @@ std::vector<Measurement> Runner::run(const Plan& plan, const RunCallbacks& cb, c
     if (cb.drift) cb.drift(drift_);
   };
 
+  bool recreate_failed = false;
   if (cb.progress) cb.progress(0, total);
   checkDrift("start");
   for (size_t i = 0; i < total; ++i) {
@@ -145,14 +147,15 @@ std::vector<Measurement> Runner::run(const Plan& plan, const RunCallbacks& cb, c
             plan.drift_interval_ms)
       checkDrift("between");
     out.push_back(runPoint(plan.items[i], plan, cancel));
-    if (device_ && device_->lost()) {
+    if (device_ && device_->lost() && !recreate_failed) {
       // Lost or hung (the watchdog): a new logical device, and the sweep goes on.
       Measurement& m = out.back();
-      if (auto st = device_->recreate(); st) {
+      if (auto st = device_->recreate(); st) {  // once per loss: a failed recreate leaves the device lost
         m.error += "; the device was recreated and the sweep goes on";
         if (reference) reference->deviceRecreated();
       } else {
         m.error += "; " + st.error().message;
+        recreate_failed = true;  // not retried after every later point
       }
     }
     if (device_) {
@@ -167,6 +170,7 @@ std::vector<Measurement> Runner::run(const Plan& plan, const RunCallbacks& cb, c
   }
   workload_.reset();
   checkDrift("end");
+  if (device_) device_->setDispatchTimeout(0);  // the default again, for what runs next (peaks, say)
   return out;
 }
 

@@ -163,7 +163,8 @@ Result<JournalContents> journalFromText(const std::string& text) {
       if (!point) return lineError(number, point.error().message);
       out.session.points.push_back(std::move(*point));
     } else if (kind == "drift") {
-      auto drift = driftFromJson(record["drift"], out.session.plan);
+      auto drift =
+          driftFromJson(record["drift"], out.session.plan, out.session.device ? &*out.session.device : nullptr);
       if (!drift) return lineError(number, drift.error().message);
       out.session.drift = std::move(*drift);
     } else {

@@ -284,7 +284,7 @@ bool near(double a, double b) { return std::fabs(a - b) <= 1e-6 * std::max(std::
 // The "drift" object. Statistics come from the raw samples, and the verdict
 // (max_change, unstable) from the checks: a file cannot call itself stable
 // when its own checks moved past the threshold.
-Result<DriftReport> driftFromJson(const json& d, const Plan& plan) {
+Result<DriftReport> driftFromJson(const json& d, const Plan& plan, const vk::DeviceInfo* device) {
   Reader r;
   const std::string reference = r.str(d, "drift", "reference");
   const std::string clock = r.str(d, "drift", "clock");
@@ -317,6 +317,12 @@ Result<DriftReport> driftFromJson(const json& d, const Plan& plan) {
         d["noise_floor"].get<double>() < 0 || d["noise_floor"].get<double>() >= 1)
       return makeError("drift.noise_floor: expected a fraction from 0 to below 1");
     noise_floor = d["noise_floor"].get<double>();
+    // A lower floor only judges more strictly; a higher one would hide drift.
+    const double expected = driftNoiseFloor(device);
+    if (noise_floor > expected && !near(noise_floor, expected))
+      return makeError("drift.noise_floor: " + std::to_string(noise_floor) + " is above the noise floor of " +
+                       (device ? device->name : std::string("the host")) + "'s reference (" + std::to_string(expected) +
+                       ")");
   }
   if (!checks_json->is_array()) return makeError("drift.checks: expected an array");
 
@@ -731,7 +737,7 @@ Result<Session> sessionFromJson(const std::string& text) {
     s->points.push_back(std::move(*m));
   }
   if (const json* d = r.field(j, "", "drift", false); d && !d->is_null()) {
-    auto drift = driftFromJson(*d, s->plan);
+    auto drift = driftFromJson(*d, s->plan, s->device ? &*s->device : nullptr);
     if (!drift) return drift.error();
     s->drift = std::move(*drift);
   }

@@ -23,7 +23,8 @@ Result<Measurement> pointFromJson(const nlohmann::json& point, const Plan& plan,
 
 // The "drift" object; the reader recomputes the verdict from the checks.
 nlohmann::json driftToJson(const DriftReport& drift);
-Result<DriftReport> driftFromJson(const nlohmann::json& drift, const Plan& plan);
+// `device`: the session's (nullptr when it has none); the noise floor must be its reference's.
+Result<DriftReport> driftFromJson(const nlohmann::json& drift, const Plan& plan, const vk::DeviceInfo* device);
 
 // indent < 0: one line. Text that is not UTF-8 (driver strings) is replaced, never thrown on.
 std::string dumpJson(const nlohmann::json& j, int indent);

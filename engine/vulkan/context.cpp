@@ -665,7 +665,7 @@ Status Device::check(VkResult r, const std::string& what) {
 }
 
 Result<Buffer> Device::createBuffer(uint64_t bytes, Placement placement, const std::string& what, bool bound_whole) {
-  if (lost_) return makeError("the device was lost; restart the sweep", VK_ERROR_DEVICE_LOST);
+  if (lost_) return makeError("the device was lost", VK_ERROR_DEVICE_LOST);
   bytes = std::max<uint64_t>(bytes, 4);
   auto mib = [](uint64_t b) { return std::to_string((b + (1 << 20) - 1) >> 20) + " MiB"; };
   if (bound_whole && bytes > info_.max_storage_buffer_range)
@@ -752,7 +752,8 @@ Status Device::submitAndWait(VkCommandBuffer cmd, VkFence fence, double* wall_ns
     abandon();  // a hung queue is as good as lost: nothing more is submitted to it
     char buf[160];
     std::snprintf(buf, sizeof buf,
-                  "the dispatch did not finish within %.3g s (the dispatch timeout); stopped by the watchdog, "
+                  "the submission (a dispatch or a copy) did not finish within %.3g s (the dispatch timeout); "
+                  "stopped by the watchdog, "
                   "the device is treated as lost",
                   dispatch_timeout_s_);
     return makeError(buf, r);
@@ -1011,6 +1012,7 @@ Result<VkDescriptorBufferInfo> Device::descriptorInfo(const BufferRange& binding
   const Buffer& b = *binding.buffer;
   const uint64_t range = binding.range == VK_WHOLE_SIZE ? b.size() - std::min(binding.offset, b.size()) : binding.range;
   auto mib = [](uint64_t bytes) { return std::to_string((bytes + (1 << 20) - 1) >> 20) + " MiB"; };
+  if (range == 0) return makeError("an empty binding at offset " + std::to_string(binding.offset));
   if (binding.offset + range > b.size())
     return makeError("a binding of " + std::to_string(range) + " bytes at offset " + std::to_string(binding.offset) +
                      " runs past its buffer of " + std::to_string(b.size()) + " bytes");
