@@ -722,7 +722,7 @@ TEST(CliDrift, ALoadStartedMidSweepIsFlaggedAndStillExitsZero) {
   EXPECT_EQ(WEXITSTATUS(status), 0) << "an unstable sweep whose points are ok still exits 0:\n" << out << readFile(err);
   EXPECT_TRUE(std::regex_search(
       out, std::regex(R"(\nwarning: drift check: UNSTABLE: reference time moved \+[0-9.]+% by check \d )"
-                      R"(\(after \d points?, (between kernels|at the end)\); threshold 3%\n)")))
+                      R"(\(after \d points?, (between kernels|at the end)\); threshold 3%, noise floor 25%\n)")))
       << out;
   auto s = ks::loadSession(session.string());
   ASSERT_TRUE(s.ok()) << s.error().message;

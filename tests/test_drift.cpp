@@ -156,6 +156,7 @@ TEST(DriftEvaluate, TheNoiseFloorHidesSmallMovesButNotALoad) {
       evaluateDrift("r", noisyChecks(rng, {1, 1.22, 0.85, 1.08}, 0.005), 0.03, DriftRule::ThresholdAndCi, 0.25);
   EXPECT_FALSE(shift.unstable) << shift.summary();
   EXPECT_TRUE(contains(shift.summary(), "noise floor on this device (25%)")) << shift.summary();
+  EXPECT_TRUE(contains(shift.summary(), "(threshold 3%, noise floor 25%)")) << shift.summary();
   EXPECT_TRUE(evaluateDrift("r", shift.checks, 0.03).unstable) << "without the floor the same checks are drift";
   const auto load = evaluateDrift("r", noisyChecks(rng, {1, 1, 2, 2}, 0.005), 0.03, DriftRule::ThresholdAndCi, 0.25);
   EXPECT_TRUE(load.unstable) << load.summary();

@@ -116,7 +116,8 @@ double DriftReport::changeOf(size_t i) const {
 
 std::string DriftReport::summary() const {
   std::string text;
-  const std::string limit = thresholdText(threshold);
+  std::string limit = thresholdText(threshold);
+  if (noise_floor > threshold) limit += ", noise floor " + thresholdText(noise_floor);  // the floor is what counts
   if (checks.empty()) {
     text = "not checked: " + (error.empty() ? std::string("the reference did not run") : firstLine(error));
     return text;
