@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 namespace ks {
 
@@ -54,6 +56,14 @@ Status writeFileDurably(const std::string& path, const std::string& content) {
     return makeError("cannot replace " + path + ": " + why);
   }
   return syncDirectoryOf(path);
+}
+
+Result<std::string> readWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return makeError("cannot open " + path + ": " + std::strerror(errno));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 }  // namespace ks

@@ -15,6 +15,9 @@ Status writeAllAndSync(int fd, const std::string& data, const std::string& path)
 // there is found after a power cut.
 Status syncDirectoryOf(const std::string& path);
 
+// The whole file, or why it cannot be read ("cannot open PATH: ...").
+Result<std::string> readWholeFile(const std::string& path);
+
 // Replaces `path` with `content` atomically and durably: a temporary file
 // beside it, flushed, renamed over it, then the directory flushed.
 Status writeFileDurably(const std::string& path, const std::string& content);

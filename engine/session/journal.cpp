@@ -176,11 +176,9 @@ Result<JournalContents> journalFromText(const std::string& text) {
 }
 
 Result<JournalContents> loadJournal(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return makeError("cannot open " + path + ": " + std::strerror(errno));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto contents = journalFromText(ss.str());
+  auto text = readWholeFile(path);
+  if (!text) return text.error();
+  auto contents = journalFromText(*text);
   if (!contents) return makeError(path + ": " + contents.error().message);
   return contents;
 }

@@ -750,11 +750,9 @@ Status saveSession(const Session& session, const std::string& path) {
 }
 
 Result<Session> loadSession(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return makeError("cannot open " + path + ": " + std::strerror(errno));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto s = sessionFromJson(ss.str());
+  auto text = readWholeFile(path);
+  if (!text) return text.error();
+  auto s = sessionFromJson(*text);
   if (!s) return makeError(path + ": " + s.error().message);
   return s;
 }
