@@ -8,7 +8,7 @@ KS_PACKAGES=(
   g++ cmake ninja-build pkg-config git
   libvulkan-dev mesa-vulkan-drivers
   glslang-dev glslang-tools spirv-tools
-  libopenblas-dev nlohmann-json3-dev
+  libopenblas-dev nlohmann-json3-dev libmuparser-dev libqscintilla2-qt6-dev
   libgtest-dev vulkan-validationlayers
   qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev fonts-dejavu-core
 )

@@ -34,6 +34,7 @@ std::string verifyText(const Measurement& m) {
   if (m.status == PointStatus::Skipped || m.status == PointStatus::Cancelled) return "-";
   const auto& v = m.verification;
   if (v.status == VerifyStatus::Skipped) return "not verified";
+  if (v.status == VerifyStatus::Unverified) return "unverified";
   if (std::isnan(v.rel_error)) return verifyStatusName(v.status) + " (NaN)";
   return verifyStatusName(v.status) + " (" + fmt("%.1e", v.rel_error) + ")";
 }

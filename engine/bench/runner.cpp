@@ -325,7 +325,7 @@ Measurement Runner::runGpu(const KernelInfo& kernel, const PlanItem& item, const
   for (const auto& step : dispatchSteps(kernel, item.size, item.params, dev)) {
     vk::PipelineDesc desc;
     desc.name = step.shader;
-    desc.source = shaderSource(step.shader);
+    desc.source = step.source.empty() ? shaderSource(step.shader) : step.source;
     if (desc.source.empty()) return fail("shader " + step.shader + " is not embedded in this build");
     desc.defines = step.defines;
     desc.spec_constants = step.spec_constants;

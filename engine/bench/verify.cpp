@@ -12,6 +12,8 @@ std::string verifyStatusName(VerifyStatus s) {
       return "ok";
     case VerifyStatus::Failed:
       return "failed";
+    case VerifyStatus::Unverified:
+      return "unverified";
     default:
       return "skipped";
   }

@@ -6,7 +6,9 @@
 
 namespace ks {
 
-enum class VerifyStatus { Ok, Failed, Skipped };
+// Unverified: the kernel ran but has nothing to be checked against (a kernel
+// file's custom workload); never shown as ok.
+enum class VerifyStatus { Ok, Failed, Skipped, Unverified };
 std::string verifyStatusName(VerifyStatus s);
 
 struct Verification {

@@ -19,19 +19,31 @@ const Tunable kGroups{"GROUPS",
 
 enum Needs : unsigned { kNone = 0, kShuffle = 1, kArithmetic = 2, kPow2 = 4, kMemoryModel = 8 };
 
+std::vector<BufferSpec> vectors(const ProblemSize& s, const Params& p, bool zero_result);
+
+}  // namespace
+
+void useDotWorkload(KernelInfo& k) {
+  k.size_rank = 1;
+  k.workload = "dot";
+  k.memory_bound = true;
+  k.flops = [](const ProblemSize& s) { return 2.0 * double(s.n); };
+  k.bytes = [](const ProblemSize& s, const Params& p) { return double(elem(p)) * (2.0 * double(s.n) + 1.0); };
+  k.tolerance = [](const ProblemSize& s, const Params& p) { return reductionTolerance(s.n, precisionOf(p)); };
+  k.buffers = [](const ProblemSize& s, const Params& p) { return vectors(s, p, false); };
+}
+
+namespace {
+
 KernelInfo dotKernel(std::string id, std::string title, Backend backend) {
   KernelInfo k;
   k.id = std::move(id);
   k.family = "dot";
   k.backend = backend;
   k.title = std::move(title);
-  k.size_rank = 1;
-  k.workload = "dot";
-  k.memory_bound = true;
+  useDotWorkload(k);
+  k.buffers = nullptr;  // each variant binds its own after the vectors
   k.tunables = {kPrec};
-  k.flops = [](const ProblemSize& s) { return 2.0 * double(s.n); };
-  k.bytes = [](const ProblemSize& s, const Params& p) { return double(elem(p)) * (2.0 * double(s.n) + 1.0); };
-  k.tolerance = [](const ProblemSize& s, const Params& p) { return reductionTolerance(s.n, precisionOf(p)); };
   k.constraints = "any N";
   if (backend == Backend::Cpu) {
     k.uses_workgroup = false;

@@ -54,11 +54,7 @@ KernelInfo gpuGemm(std::string id, std::string title, std::string shader) {
   k.backend = Backend::Vulkan;
   k.title = std::move(title);
   k.shader = std::move(shader);
-  k.flops = gemmFlops;
-  k.bytes = gemmBytes;
-  k.buffers = gemmBuffers;
-  k.tolerance = gemmFp32Tolerance;
-  k.workload = "gemm";
+  useGemmWorkload(k);
   k.constraints = "any M, N, K";
   return k;
 }
@@ -81,6 +77,15 @@ KernelInfo cpuGemmKernel(std::string id, std::string title, CpuFn fn) {
 }
 
 }  // namespace
+
+void useGemmWorkload(KernelInfo& k) {
+  k.workload = "gemm";
+  k.size_rank = 3;
+  k.flops = gemmFlops;
+  k.bytes = gemmBytes;
+  k.buffers = gemmBuffers;
+  k.tolerance = gemmFp32Tolerance;
+}
 
 void registerGemmKernels(std::vector<KernelInfo>& out) {
   {

@@ -21,16 +21,12 @@ std::optional<std::string> needFloat64(const Params& p, const vk::DeviceInfo& d)
 const Tunable kPrec{"PREC", {32, 64}, 32, "precision: 32 float, 64 double (needs shaderFloat64)"};
 const Tunable kTrans{"TRANS", {0, 1}, 0, "0: y = A x; 1: y = A^T x (seed 002's x^T A)"};
 
-KernelInfo gemvKernel(std::string id, std::string title, Backend backend) {
-  KernelInfo k;
-  k.id = std::move(id);
-  k.family = "gemv";
-  k.backend = backend;
-  k.title = std::move(title);
+}  // namespace
+
+void useGemvWorkload(KernelInfo& k) {
   k.size_rank = 2;
   k.workload = "gemv";
   k.memory_bound = true;
-  k.tunables = {kPrec, kTrans};
   k.flops = [](const ProblemSize& s) { return 2.0 * double(s.m) * double(s.n); };
   k.bytes = [](const ProblemSize& s, const Params& p) {
     return double(elem(p)) * (double(s.m) * double(s.n) + double(inLen(s, p)) + double(outLen(s, p)));
@@ -42,6 +38,18 @@ KernelInfo gemvKernel(std::string id, std::string title, Backend backend) {
                                    {"vector y", e * outLen(s, p), BufferRole::Output}};
   };
   k.tolerance = [](const ProblemSize& s, const Params& p) { return reductionTolerance(inLen(s, p), precisionOf(p)); };
+}
+
+namespace {
+
+KernelInfo gemvKernel(std::string id, std::string title, Backend backend) {
+  KernelInfo k;
+  k.id = std::move(id);
+  k.family = "gemv";
+  k.backend = backend;
+  k.title = std::move(title);
+  useGemvWorkload(k);
+  k.tunables = {kPrec, kTrans};
   k.constraints = "any M, N";
   if (backend == Backend::Cpu) {
     k.uses_workgroup = false;

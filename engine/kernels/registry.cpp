@@ -76,9 +76,32 @@ Params KernelInfo::defaultParams() const {
 }
 
 Registry::Registry() {
-  registerGemmKernels(kernels_);
-  registerGemvKernels(kernels_);
-  registerDotKernels(kernels_);
+  registerGemmKernels(builtin_);
+  registerGemvKernels(builtin_);
+  registerDotKernels(builtin_);
+}
+
+KernelList Registry::all() const {
+  std::vector<const KernelInfo*> out;
+  for (const auto& k : builtin_) out.push_back(&k);
+  std::shared_lock lock(mutex_);
+  out.insert(out.end(), user_.begin(), user_.end());
+  return KernelList(std::move(out));
+}
+
+Result<const KernelInfo*> Registry::addUserKernel(KernelInfo kernel) {
+  for (const auto& k : builtin_)
+    if (k.id == kernel.id) return makeError("id '" + kernel.id + "' is a built-in kernel's: choose another");
+  kernel.user = true;
+  std::unique_lock lock(mutex_);
+  const KernelInfo* added = &user_records_.emplace_back(std::move(kernel));
+  for (auto& current : user_)
+    if (current->id == added->id) {
+      current = added;
+      return added;
+    }
+  user_.push_back(added);
+  return added;
 }
 
 std::vector<DispatchStep> dispatchSteps(const KernelInfo& kernel, const ProblemSize& size, const Params& params,
@@ -86,6 +109,7 @@ std::vector<DispatchStep> dispatchSteps(const KernelInfo& kernel, const ProblemS
   if (kernel.steps) return kernel.steps(size, params, device);
   DispatchStep step;
   step.shader = kernel.shader;
+  step.source = kernel.source;
   step.defines = kernel.fixed_defines;
   for (const auto& [k, v] : params.values) step.defines.emplace_back(k, std::to_string(v));
   step.spec_constants = {params.wg.x, params.wg.y, params.wg.z};
@@ -115,14 +139,17 @@ Result<ProblemSize> problemSize(const KernelInfo& kernel, const SizeSpec& spec) 
   return s;
 }
 
-const Registry& Registry::instance() {
-  static const Registry registry;
+Registry& Registry::instance() {
+  static Registry registry;
   return registry;
 }
 
 const KernelInfo* Registry::find(const std::string& id) const {
-  for (const auto& k : kernels_)
+  for (const auto& k : builtin_)
     if (k.id == id) return &k;
+  std::shared_lock lock(mutex_);
+  for (const KernelInfo* k : user_)
+    if (k->id == id) return k;
   return nullptr;
 }
 
@@ -139,12 +166,13 @@ Result<std::vector<const KernelInfo*>> Registry::match(const std::string& patter
     pattern.erase(pattern.find_last_not_of(" \t") + 1);
     if (pattern.empty()) continue;
     any = true;
+    const auto kernels = all();
     if (pattern == "all") {
-      for (const auto& k : kernels_) add(&k);
+      for (const auto& k : kernels) add(&k);
       continue;
     }
     bool matched = false;
-    for (const auto& k : kernels_)
+    for (const auto& k : kernels)
       if (fnmatch(pattern.c_str(), k.id.c_str(), 0) == 0) {
         add(&k);
         matched = true;
@@ -206,6 +234,14 @@ std::optional<std::string> checkPoint(const KernelInfo& kernel, const ProblemSiz
     if (auto why = kernel.check_device(params, *device)) return "unsupported: " + *why;
   if (kernel.check_size)
     if (auto why = kernel.check_size(size, params)) return why;
+  // A grid over the device's limits would be refused by the driver, or worse.
+  if (kernel.backend == Backend::Vulkan && device)
+    for (const auto& step : dispatchSteps(kernel, size, params, *device))
+      for (int i = 0; i < 3; ++i)
+        if (step.groups[i] > device->max_workgroup_count[i])
+          return "a grid of " + std::to_string(step.groups[0]) + "x" + std::to_string(step.groups[1]) + "x" +
+                 std::to_string(step.groups[2]) + " workgroups: dimension " + "xyz"[i] + " is over maxComputeWorkGroupCount " +
+                 std::to_string(device->max_workgroup_count[i]);
   // Buffers over the device's limits are refused before anything is allocated.
   if (kernel.backend == Backend::Vulkan && device && kernel.buffers) {
     auto mib = [](uint64_t b) { return std::to_string((b + (1 << 20) - 1) >> 20) + " MiB"; };

@@ -2,8 +2,10 @@
 // The kernel registry: every variant is one record (data) and, for GPU
 // kernels, one shader file. Adding a kernel = adding a record + a shader.
 #include <array>
+#include <deque>
 #include <functional>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -43,7 +45,8 @@ struct BufferSpec {
 // One dispatch of a point. A point with several (two-pass reductions) is
 // timed as a whole, with a barrier between the steps.
 struct DispatchStep {
-  std::string shader;
+  std::string shader;  // file under shaders/, or a kernel file's name
+  std::string source;  // GLSL to compile instead of the embedded `shader` (kernel files)
   std::vector<std::pair<std::string, std::string>> defines;
   std::vector<uint32_t> spec_constants;
   std::array<uint32_t, 3> groups{1, 1, 1};
@@ -97,21 +100,59 @@ struct KernelInfo {
   bool reference_is_self = false;
   CpuFn cpu;
 
+  // A kernel brought as a file (kernel_file.h): compiled from its own text,
+  // which sessions embed so that they can show and re-run it elsewhere.
+  bool user = false;
+  std::string source_path;  // where it was read from ("" when it came from a session)
+  std::string source;       // the whole file, manifest included
+
   const Tunable* tunable(const std::string& name) const;
   Params defaultParams() const;
 };
 
+// A snapshot of the registry's records, iterated as `const KernelInfo&`.
+class KernelList {
+ public:
+  struct iterator {
+    std::vector<const KernelInfo*>::const_iterator it;
+    const KernelInfo& operator*() const { return **it; }
+    const KernelInfo* operator->() const { return *it; }
+    iterator& operator++() {
+      ++it;
+      return *this;
+    }
+    bool operator==(const iterator&) const = default;
+  };
+  explicit KernelList(std::vector<const KernelInfo*> records) : records_(std::move(records)) {}
+  iterator begin() const { return {records_.begin()}; }
+  iterator end() const { return {records_.end()}; }
+  size_t size() const { return records_.size(); }
+  const KernelInfo& operator[](size_t i) const { return *records_[i]; }
+
+ private:
+  std::vector<const KernelInfo*> records_;
+};
+
+// The built-in kernels, then the user's kernel files in the order they were
+// added. Thread-safe: the engine thread reads while the UI thread adds.
 class Registry {
  public:
-  static const Registry& instance();
-  const std::vector<KernelInfo>& all() const { return kernels_; }
+  static Registry& instance();
+  KernelList all() const;
   const KernelInfo* find(const std::string& id) const;
   // "all", exact ids and globs ("gemm.*", "*openblas"), comma separated.
   Result<std::vector<const KernelInfo*>> match(const std::string& pattern_list) const;
+  // Adds a kernel file's kernel, or replaces the one of the same id added
+  // before (an edited file). Built-in ids cannot be taken. A replaced record
+  // stays alive: a sweep on the engine thread may still hold it.
+  Result<const KernelInfo*> addUserKernel(KernelInfo kernel);
 
  private:
   Registry();
-  std::vector<KernelInfo> kernels_;
+  std::vector<KernelInfo> builtin_;
+  mutable std::shared_mutex mutex_;
+  std::deque<KernelInfo> user_records_;  // every user record ever added (stable addresses)
+  std::vector<const KernelInfo*> user_;  // the current one per id
 };
 
 // Why this device cannot run the kernel at all (missing extension/feature).
@@ -129,6 +170,12 @@ std::vector<DispatchStep> dispatchSteps(const KernelInfo& kernel, const ProblemS
 
 // Maps a typed size onto this kernel's problem size, or says why it cannot.
 Result<ProblemSize> problemSize(const KernelInfo& kernel, const SizeSpec& spec);
+
+// A workload's sizes, FLOP and byte counts, buffers and tolerance (the family
+// files' own, also given to kernel files of that workload).
+void useGemmWorkload(KernelInfo& k);
+void useGemvWorkload(KernelInfo& k);
+void useDotWorkload(KernelInfo& k);  // buffers: x, y, result (not zeroed)
 
 // Registration hooks, one per family file.
 void registerGemmKernels(std::vector<KernelInfo>& out);

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "engine/kernels/kernel_file.h"
 #include "engine/session/durable_file.h"
 #include "engine/session/session_json.h"
 #include "engine/vulkan/shader_compiler.h"
@@ -370,7 +371,63 @@ Result<DriftReport> driftFromJson(const json& d, const Plan& plan, const vk::Dev
   return report;
 }
 
-json sessionHeaderToJson(const Session& s) {
+void embedKernelFiles(Session& s) {
+  for (const auto& item : s.plan.items) {
+    const KernelInfo* k = Registry::instance().find(item.kernel);
+    if (!k || !k->user) continue;
+    const bool have = std::any_of(s.kernel_files.begin(), s.kernel_files.end(),
+                                  [&](const EmbeddedKernel& e) { return e.id == k->id; });
+    if (!have) s.kernel_files.push_back({k->id, k->source_path, k->source});
+  }
+}
+
+namespace {
+
+// Registers a session's kernel files before its plan is read, so that its
+// points refer to exactly what was measured (replacing another version of
+// the same id that was loaded before).
+Status registerEmbeddedKernels(const json& j, Session& s) {
+  const json* files = j.contains("kernel_files") ? &j["kernel_files"] : nullptr;
+  if (!files) return Ok{};
+  if (!files->is_array()) return makeError("kernel_files: expected an array");
+  for (size_t i = 0; i < files->size(); ++i) {
+    const std::string path = "kernel_files[" + std::to_string(i) + "]";
+    const json& f = (*files)[i];
+    if (!f.is_object() || !f.contains("id") || !f["id"].is_string() || !f.contains("source") ||
+        !f["source"].is_string())
+      return makeError(path + ": expected an object with id, path, hash and source");
+    EmbeddedKernel e{f["id"].get<std::string>(), f.value("path", std::string()), f["source"].get<std::string>()};
+    if (f.contains("hash") && f["hash"] != textHash(e.source))
+      return makeError(path + ".hash: does not match the embedded source (edited by hand?)");
+    auto kernel = parseKernelFile(e.source, e.path.empty() ? e.id + ".comp" : e.path);
+    if (!kernel) return makeError(path + ".source: " + kernel.error().message);
+    if (kernel->id != e.id) return makeError(path + ".id: '" + e.id + "' but the source says '" + kernel->id + "'");
+    kernel->source_path = e.path;
+    const KernelInfo* current = Registry::instance().find(e.id);
+    if (!current || current->source != e.source)
+      if (auto added = Registry::instance().addUserKernel(std::move(*kernel)); !added)
+        return makeError(path + ".id: " + added.error().message);
+    s.kernel_files.push_back(std::move(e));
+  }
+  return Ok{};
+}
+
+}  // namespace
+
+json sessionHeaderToJson(const Session& session) {
+  Session with_files;
+  const Session* sp = &session;
+  if (std::any_of(session.plan.items.begin(), session.plan.items.end(), [&](const PlanItem& item) {
+        const KernelInfo* k = Registry::instance().find(item.kernel);
+        return k && k->user &&
+               std::none_of(session.kernel_files.begin(), session.kernel_files.end(),
+                            [&](const EmbeddedKernel& e) { return e.id == k->id; });
+      })) {
+    with_files = session;
+    embedKernelFiles(with_files);
+    sp = &with_files;
+  }
+  const Session& s = *sp;
   json j;
   j["format"] = kSessionFormat;
   j["version"] = kSessionVersion;
@@ -414,6 +471,12 @@ json sessionHeaderToJson(const Session& s) {
   j["plan"]["cache_bytes"] = s.plan.cache_bytes;
   j["plan"]["dispatch_timeout_ms"] = s.plan.dispatch_timeout_ms;
   j["notes"] = s.notes;
+  if (!s.kernel_files.empty()) {
+    json files = json::array();
+    for (const auto& e : s.kernel_files)
+      files.push_back({{"id", e.id}, {"path", e.path}, {"hash", textHash(e.source)}, {"source", e.source}});
+    j["kernel_files"] = files;
+  }
   return j;
 }
 
@@ -559,6 +622,7 @@ Result<Session> sessionHeaderFromJson(const json& j) {
     s.host.openblas_warning = r.str(*h, "host", "openblas_warning", false);
   }
   if (r.failed()) return makeError(r.error);
+  if (auto st = registerEmbeddedKernels(j, s); !st) return st.error();
 
   const json* plan = r.field(j, "", "plan");
   if (!plan) return makeError(r.error.substr(1));
@@ -679,8 +743,10 @@ Result<Measurement> pointFromJson(const json& pj, const Plan& plan, const std::s
       m.verification.status = VerifyStatus::Failed;
     else if (vs == "skipped")
       m.verification.status = VerifyStatus::Skipped;
+    else if (vs == "unverified")
+      m.verification.status = VerifyStatus::Unverified;
     else if (!r.failed())
-      r.fail(vp + ".status", "expected ok, failed or skipped");
+      r.fail(vp + ".status", "expected ok, failed, skipped or unverified");
     m.verification.rel_error = r.num(*v, vp, "rel_error", false, true);
     m.verification.max_error = r.num(*v, vp, "max_error", false, true);
     m.verification.tolerance = r.num(*v, vp, "tolerance", false);
@@ -708,7 +774,12 @@ Result<Measurement> pointFromJson(const json& pj, const Plan& plan, const std::s
     if (m.clock == "gpu_timestamp" && kernel->backend == Backend::Cpu)
       return makeError(path + ".clock: a CPU kernel cannot be timed with GPU timestamps");
   }
-  if (m.status == PointStatus::Ok && m.verification.status != VerifyStatus::Ok)
+  // A custom workload has no reference: its points are ok and unverified, and only they may be.
+  const bool custom = kernel && kernel->workload == "custom";
+  if (m.verification.status == VerifyStatus::Unverified && !custom)
+    return makeError(path + ".verification.status: only a custom workload's points can be unverified");
+  if (m.status == PointStatus::Ok && m.verification.status != VerifyStatus::Ok &&
+      !(custom && m.verification.status == VerifyStatus::Unverified))
     return makeError(path + ".verification.status: an ok point must be verified ok, not " +
                      verifyStatusName(m.verification.status));
   if (m.verification.status == VerifyStatus::Ok &&

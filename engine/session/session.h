@@ -15,6 +15,15 @@ namespace ks {
 inline constexpr const char* kSessionFormat = "kernelscope-session";
 inline constexpr int kSessionVersion = 1;
 
+// A kernel file as a session measured it: sessions embed the whole text so
+// that they show and re-run exactly that kernel on another machine.
+struct EmbeddedKernel {
+  std::string id;
+  std::string path;    // where it was read from when measured
+  std::string source;  // the whole file, manifest included
+  bool operator==(const EmbeddedKernel&) const = default;
+};
+
 struct Session {
   std::string app_version = KS_VERSION;
   std::string app_commit = KS_GIT_COMMIT;
@@ -35,6 +44,8 @@ struct Session {
   // from the stored checks, and a file that disagrees with them is refused.
   std::optional<DriftReport> drift;
   std::string notes;
+  // The kernel files of the plan's kernels (see embedKernelFiles).
+  std::vector<EmbeddedKernel> kernel_files;
 };
 
 std::string nowIso8601();
@@ -43,6 +54,11 @@ std::string nowIso8601();
 Session newSession();
 // OPENBLAS_*, MESA_*, LP_*, GALLIUM_*, VK_* and GOMP/OMP thread settings.
 std::map<std::string, std::string> relevantEnvironment();
+
+// Adds the kernel files of the plan's user kernels that are not embedded yet,
+// from the registry as they are now: call it when a sweep starts, so that an
+// edit made later does not change what the session says it measured.
+void embedKernelFiles(Session& session);
 
 std::string sessionToJson(const Session& session);
 // Validates everything; the error names the field that cannot be trusted.

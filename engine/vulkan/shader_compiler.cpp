@@ -6,6 +6,7 @@
 #include <glslang/build_info.h>
 
 #include <mutex>
+#include <regex>
 #include <sstream>
 
 namespace ks::vk {
@@ -20,15 +21,31 @@ Error stageError(const std::string& stage, const std::string& name, const std::s
                  const Defines& defines) {
   std::string defs;
   for (const auto& [k, v] : defines) defs += (defs.empty() ? "" : " ") + k + "=" + v;
-  return makeError("GLSL " + stage + " failed for " + name + (defs.empty() ? "" : " (" + defs + ")") + ":\n" + log +
-                   "\n--- " + name + " ---\n" + numberedSource(source));
+  // The first error's line and message go in the headline: tables show only that line.
+  std::string first;
+  static const std::regex error_line(R"(ERROR: [^:\s]*:(\d+): ([^\n]*))");
+  if (std::smatch m; std::regex_search(log, m, error_line)) first = ": line " + m[1].str() + ": " + m[2].str();
+  return makeError("GLSL " + stage + " failed for " + name + (defs.empty() ? "" : " (" + defs + ")") + first + "\n" +
+                   log + "\n--- " + name + " ---\n" + numberedSource(source));
 }
 }  // namespace
 
 std::string injectDefines(const std::string& source, const Defines& defines) {
   std::string block;
   for (const auto& [key, value] : defines) block += "#define " + key + " " + value + "\n";
-  const auto version = source.find("#version");
+  // The #version directive: the first line that starts with it (a comment
+  // block before it, such as a kernel file's manifest, may mention it).
+  size_t version = std::string::npos;
+  for (size_t at = 0; at < source.size();) {
+    const size_t text = source.find_first_not_of(" \t", at);
+    if (text != std::string::npos && source.compare(text, 8, "#version") == 0) {
+      version = text;
+      break;
+    }
+    const size_t eol = source.find('\n', at);
+    if (eol == std::string::npos) break;
+    at = eol + 1;
+  }
   if (version == std::string::npos) return block + "#line 1\n" + source;
   const auto eol = source.find('\n', version);
   if (eol == std::string::npos) return source + "\n" + block;  // #version was the last line
