@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -14,11 +15,14 @@
 #include <string>
 #include <vector>
 
+#include "engine/bench/compile.h"
 #include "engine/bench/report.h"
 #include "engine/bench/runner.h"
 #include "engine/bench/sweep.h"
 #include "engine/cpu/cpu_info.h"
+#include "engine/kernels/kernel_file.h"
 #include "engine/kernels/registry.h"
+#include "engine/session/durable_file.h"
 #include "engine/session/journal.h"
 #include "engine/session/session.h"
 #include "engine/vulkan/shader_compiler.h"
@@ -31,9 +35,14 @@ const char* kUsage = R"(kernelscope-cli: GPU compute kernels, timed and verified
 
 usage:
   kernelscope-cli devices
-  kernelscope-cli kernels [--family gemm] [--device N|name]
-  kernelscope-cli run --kernels LIST (--sizes LIST | --mnk LIST) [options]
+  kernelscope-cli kernels [--family gemm] [--device N|name] [KERNEL FILES]
+  kernelscope-cli run --kernels LIST (--sizes LIST | --mnk LIST) [options] [KERNEL FILES]
+  kernelscope-cli run --rerun SESSION.json [-o FILE] [--device N|name] [--quiet]
+  kernelscope-cli kernel-template gemm|gemv|dot|custom [-o FILE]
+  kernelscope-cli kernel-template examples -o DIR
+  kernelscope-cli compile --kernels LIST [--wg SHAPE] [--param NAME=V] [--size SIZE] [KERNEL FILES]
   kernelscope-cli show SESSION.json|SESSION.json.partial [--csv out.csv] [--fit-from N]
+                  [--kernel-source ID [-o FILE]]
   kernelscope-cli recover SESSION.json.partial [-o SESSION.json] [--force]
   kernelscope-cli compare BASELINE.json CURRENT.json [--csv out.csv]
   kernelscope-cli overhead [--device N|name] [--reps N]
@@ -72,6 +81,22 @@ run options:
   --csv FILE         write a flat CSV table
   --quiet            no per-point lines
   --fit-from N       the complexity slope fits sizes from N up (default: each series' upper half)
+  --rerun SESSION    run a session's plan again (its kernels, sizes, parameters, repetitions and
+                     seed), with the kernel files it embeds: exactly what it measured
+
+kernel files (your own kernels; see README "Bring your own kernel"):
+  --kernel-file FILE a GLSL compute shader with a kernelscope manifest (repeatable)
+  --kernel-dir DIR   every *.comp kernel file in DIR (repeatable)
+  the kernel files in $XDG_CONFIG_HOME/kernelscope/kernels (~/.config/kernelscope/kernels)
+  are always loaded; one that does not load is a warning there, an error when named
+
+kernel-template writes a complete, commented, working kernel file of a workload
+  (gemm, gemv and dot are verified like the built-in kernels; custom declares its
+  own buffers and its points are unverified); "examples" writes every shipped
+  example file into DIR. compile builds a kernel's pipelines on the device without
+  running them and prints the driver's statistics (registers, shared memory,
+  spills; VK_KHR_pipeline_executable_properties) or the compiler's errors with
+  the line in your file.
 
 peaks measures fp32 and fp16 FMA throughput, cooperative-matrix throughput per
 supported shape, memory bandwidth (a copy shader and vkCmdCopyBuffer) and the
@@ -132,7 +157,8 @@ Args parseArgs(int argc, char** argv, int first, const std::vector<std::string>&
         if (i + 1 >= argc) usage(arg + " needs a value");
         value = argv[++i];
       }
-      static const std::vector<std::string> repeatable = {"--sizes", "--mnk", "--param"};
+      static const std::vector<std::string> repeatable = {"--sizes", "--mnk", "--param", "--kernel-file",
+                                                          "--kernel-dir"};
       if (arg == "--param")
         for (auto [it, end] = a.options.equal_range(arg); it != end; ++it)
           if (it->second.substr(0, it->second.find('=')) == value.substr(0, value.find('=')))
@@ -194,6 +220,30 @@ uint32_t parseDuration(const std::string& text) {
 // N for squares and vectors, sqrt(M*N) for gemv, cbrt(M*N*K) for gemm).
 double parseFitFrom(const Args& a) {
   return a.has("--fit-from") ? double(parseCount(a.get("--fit-from"), "--fit-from", 1)) : 0.0;
+}
+
+// Kernel files: the default folder's (a file that does not load is a warning),
+// then --kernel-dir's and --kernel-file's (an error: the user named them).
+void loadKernelFiles(const Args& a) {
+  const std::string default_dir = ks::defaultKernelDir();
+  std::error_code ec;
+  if (std::filesystem::is_directory(default_dir, ec))
+    for (const auto& error : ks::registerKernelDir(default_dir).errors)
+      std::fprintf(stderr, "warning: %s (in %s)\n", error.c_str(), default_dir.c_str());
+  std::vector<std::string> errors;
+  for (auto [it, end] = a.options.equal_range("--kernel-dir"); it != end; ++it) {
+    if (!std::filesystem::is_directory(it->second, ec)) usage("--kernel-dir " + it->second + ": not a folder");
+    auto loaded = ks::registerKernelDir(it->second);
+    errors.insert(errors.end(), loaded.errors.begin(), loaded.errors.end());
+  }
+  for (auto [it, end] = a.options.equal_range("--kernel-file"); it != end; ++it)
+    if (auto k = ks::registerKernelFile(it->second); !k) errors.push_back(k.error().message);
+  if (errors.size() == 1) usage(errors.front());
+  if (!errors.empty()) {
+    std::string all;
+    for (const auto& e : errors) all += "\n  " + e;
+    usage(std::to_string(errors.size()) + " kernel files do not load:" + all);
+  }
 }
 
 struct Engine {
@@ -260,8 +310,9 @@ int cmdDevices(int argc, char** argv) {
 }
 
 int cmdKernels(int argc, char** argv) {
-  Args a = parseArgs(argc, argv, 2, {"--family", "--device"}, {});
+  Args a = parseArgs(argc, argv, 2, {"--family", "--device", "--kernel-file", "--kernel-dir"}, {});
   if (!a.positional.empty()) usage("unexpected argument '" + a.positional.front() + "'");
+  loadKernelFiles(a);
   const std::string family = a.get("--family");
   bool family_known = family.empty();
   Engine e = openEngine(a.get("--device"), false);
@@ -293,42 +344,21 @@ int cmdKernels(int argc, char** argv) {
     }
     rows.push_back(std::move(row));
   }
-  if (!family_known) usage("unknown family '" + family + "' (families: gemm, gemv, dot)");
+  if (!family_known) usage("unknown family '" + family + "' (families: gemm, gemv, dot, custom)");
   std::vector<std::string> header = {"id", "family", "backend", "title", "tunables", "constraints"};
   if (devices.empty()) header.push_back("support");
   for (const auto& d : devices) header.push_back("on " + std::to_string(d.index) + ": " + d.name);
   std::printf("%s", ks::renderTable(header, rows).c_str());
+  std::vector<std::vector<std::string>> files;
+  for (const auto& k : ks::Registry::instance().all())
+    if (k.user && (family.empty() || k.family == family))
+      files.push_back({k.id, k.source_path.empty() ? "(from a session)" : k.source_path});
+  if (!files.empty()) std::printf("\nkernel files:\n%s", ks::renderTable({"id", "source"}, files).c_str());
   return 0;
 }
 
-int cmdRun(int argc, char** argv) {
-  Args a = parseArgs(argc, argv, 2,
-                     {"--kernels",
-                      "--sizes",
-                      "--mnk",
-                      "--wg",
-                      "--param",
-                      "--reps",
-                      "--warmup",
-                      "--warmup-ms",
-                      "--target-ci",
-                      "--budget-ms",
-                      "--max-reps",
-                      "--seed",
-                      "--cache-mib",
-                      "--drift-threshold",
-                      "--drift-interval-ms",
-                      "--dispatch-timeout",
-                      "--fit-from",
-                      "--device",
-                      "-o",
-                      "--output",
-                      "--csv"},
-                     {"--quiet", "--peaks", "--no-rotate", "--no-drift-check"});
-  if (!a.positional.empty()) usage("unexpected argument '" + a.positional.front() + "'");
-  if (!a.has("--kernels")) usage("run needs --kernels (e.g. --kernels gemm.naive,gemm.tiled_shared)");
-  if (!a.has("--sizes") && !a.has("--mnk")) usage("run needs --sizes or --mnk");
-
+// The plan of `run` from its options.
+ks::Plan planFromOptions(const Args& a) {
   ks::SweepSpec spec;
   auto kernels = ks::Registry::instance().match(a.get("--kernels"));
   if (!kernels) usage(kernels.error().message);
@@ -372,13 +402,64 @@ int cmdRun(int argc, char** argv) {
   if (!items) usage(items.error().message);
   for (const auto& n : notes) std::fprintf(stderr, "note: %s\n", n.c_str());
   plan.items = *items;
+  return plan;
+}
+
+int cmdRun(int argc, char** argv) {
+  Args a = parseArgs(argc, argv, 2,
+                     {"--kernels",
+                      "--sizes",
+                      "--mnk",
+                      "--wg",
+                      "--param",
+                      "--reps",
+                      "--warmup",
+                      "--warmup-ms",
+                      "--target-ci",
+                      "--budget-ms",
+                      "--max-reps",
+                      "--seed",
+                      "--cache-mib",
+                      "--drift-threshold",
+                      "--drift-interval-ms",
+                      "--dispatch-timeout",
+                      "--fit-from",
+                      "--device",
+                      "-o",
+                      "--output",
+                      "--csv",
+                      "--kernel-file",
+                      "--kernel-dir",
+                      "--rerun"},
+                     {"--quiet", "--peaks", "--no-rotate", "--no-drift-check"});
+  if (!a.positional.empty()) usage("unexpected argument '" + a.positional.front() + "'");
+  loadKernelFiles(a);
+  ks::Plan plan;
+  std::optional<ks::Session> rerun;
+  if (a.has("--rerun")) {
+    for (const char* opt : {"--kernels", "--sizes", "--mnk", "--wg", "--param", "--reps", "--warmup", "--warmup-ms",
+                            "--target-ci", "--budget-ms", "--max-reps", "--seed", "--cache-mib", "--no-rotate",
+                            "--drift-threshold", "--drift-interval-ms", "--no-drift-check", "--dispatch-timeout"})
+      if (a.has(opt)) usage(std::string(opt) + " cannot be combined with --rerun: it runs the session's plan as it was");
+    // Loading registers the kernel files the session embeds: the re-run compiles exactly those.
+    auto old = ks::loadSession(a.get("--rerun"));
+    if (!old) usage(a.get("--rerun") + ": " + old.error().message);
+    if (old->plan.items.empty()) usage(a.get("--rerun") + " has no points to run again");
+    plan = old->plan;
+    rerun = std::move(*old);
+  } else {
+    if (!a.has("--kernels")) usage("run needs --kernels (e.g. --kernels gemm.naive,gemm.tiled_shared)");
+    if (!a.has("--sizes") && !a.has("--mnk")) usage("run needs --sizes or --mnk");
+    plan = planFromOptions(a);
+  }
   const std::string out_path = a.has("-o") ? a.get("-o") : a.get("--output");
   const std::string csv_path = a.get("--csv");
   const bool quiet = a.has("--quiet");
   const double fit_from = parseFitFrom(a);
 
   bool needs_gpu = false;
-  for (const auto* k : spec.kernels) needs_gpu |= k->backend == ks::Backend::Vulkan;
+  for (const auto& item : plan.items)
+    if (const auto* k = ks::Registry::instance().find(item.kernel)) needs_gpu |= k->backend == ks::Backend::Vulkan;
   // Find out before a long sweep that the results cannot be written.
   for (const std::string& path : {out_path, csv_path}) {
     if (path.empty()) continue;
@@ -399,6 +480,14 @@ int cmdRun(int argc, char** argv) {
   ks::Session session = ks::newSession();
   if (e.device) session.device = e.device->info();
   session.plan = plan;
+  // The kernel files as they are now go into the session (and its journal).
+  if (rerun) session.kernel_files = rerun->kernel_files;
+  ks::embedKernelFiles(session);
+  if (rerun)
+    std::printf("re-running %s: created %s by kernelscope %s%s\n", a.get("--rerun").c_str(), rerun->created.c_str(),
+                rerun->app_version.c_str(),
+                rerun->device ? (" on " + rerun->device->name + ", driver " + rerun->device->driver_version).c_str()
+                              : "");
 
   if (e.device)
     std::printf("device: %s (%s, Vulkan %s, driver %s)\n", e.device->info().name.c_str(), e.device->info().type.c_str(),
@@ -526,7 +615,8 @@ std::string journalSummary(const ks::JournalContents& j) {
 }
 
 int cmdShow(int argc, char** argv) {
-  Args a = parseArgs(argc, argv, 2, {"--csv", "--fit-from"}, {});
+  Args a = parseArgs(argc, argv, 2, {"--csv", "--fit-from", "--kernel-source", "-o"}, {});
+  if (a.has("-o") && !a.has("--kernel-source")) usage("show -o writes a kernel's source: give --kernel-source ID");
   const double fit_from = parseFitFrom(a);
   if (a.positional.size() != 1) usage("show needs exactly one session file");
   const std::string& path = a.positional[0];
@@ -544,10 +634,32 @@ int cmdShow(int argc, char** argv) {
     std::printf("session %s: created %s by kernelscope %s (%s)\n", path.c_str(), s->created.c_str(),
                 s->app_version.c_str(), s->app_commit.c_str());
   }
+  if (a.has("--kernel-source")) {
+    // The kernel file exactly as the session measured it.
+    const std::string id = a.get("--kernel-source");
+    auto it = std::find_if(s->kernel_files.begin(), s->kernel_files.end(),
+                           [&](const ks::EmbeddedKernel& e) { return e.id == id; });
+    if (it == s->kernel_files.end()) {
+      std::string ids;
+      for (const auto& e : s->kernel_files) ids += (ids.empty() ? "" : ", ") + e.id;
+      usage(path + " embeds no kernel file '" + id + "'" + (ids.empty() ? " (it has none)" : " (it has " + ids + ")"));
+    }
+    if (!a.has("-o")) {
+      std::fwrite(it->source.data(), 1, it->source.size(), stdout);
+      return 0;
+    }
+    if (auto st = ks::writeFileDurably(a.get("-o"), it->source); !st) throw std::runtime_error(st.error().message);
+    std::printf("%s written to %s\n", id.c_str(), a.get("-o").c_str());
+    return 0;
+  }
   if (s->device)
     std::printf("device: %s (%s, Vulkan %s, driver %s)\n", s->device->name.c_str(), s->device->type.c_str(),
                 s->device->api_version.c_str(), s->device->driver_version.c_str());
   printHostLine(s->host);
+  for (const auto& e : s->kernel_files)
+    std::printf("kernel file: %s from %s (hash %s, %zu lines; show --kernel-source %s prints it)\n", e.id.c_str(),
+                e.path.empty() ? "(unknown path)" : e.path.c_str(), ks::textHash(e.source).c_str(),
+                size_t(std::count(e.source.begin(), e.source.end(), '\n')), e.id.c_str());
   std::printf("%u warm-up + %u timed repetitions, seed %llu\n\n", s->plan.warmup, s->plan.reps,
               static_cast<unsigned long long>(s->plan.seed));
   if (s->peaks) std::printf("%s\n", ks::formatPeaksTable(*s->peaks).c_str());
@@ -690,6 +802,95 @@ int cmdPeaks(int argc, char** argv) {
   return 0;
 }
 
+int cmdKernelTemplate(int argc, char** argv) {
+  Args a = parseArgs(argc, argv, 2, {"-o", "--output"}, {});
+  if (a.positional.size() != 1) usage("kernel-template needs one workload: gemm, gemv, dot or custom (or examples)");
+  const std::string what = a.positional[0];
+  const std::string out = a.has("-o") ? a.get("-o") : a.get("--output");
+  if (what == "examples") {
+    if (out.empty()) usage("kernel-template examples needs -o DIR");
+    std::error_code ec;
+    std::filesystem::create_directories(out, ec);
+    if (ec) usage("cannot create " + out + ": " + ec.message());
+    for (const auto& [name, text] : ks::exampleKernelFiles()) {
+      const std::string path = (std::filesystem::path(out) / name).string();
+      if (std::filesystem::exists(path)) usage(path + " exists: not overwritten");
+      if (auto st = ks::writeFileDurably(path, text); !st) throw std::runtime_error(st.error().message);
+      std::printf("%s\n", path.c_str());
+    }
+    return 0;
+  }
+  auto text = ks::kernelTemplate(what);
+  if (!text) usage(text.error().message);
+  if (out.empty()) {
+    std::fwrite(text->data(), 1, text->size(), stdout);
+    return 0;
+  }
+  if (std::filesystem::exists(out)) usage(out + " exists: not overwritten");
+  if (auto st = ks::writeFileDurably(out, *text); !st) throw std::runtime_error(st.error().message);
+  std::printf("%s kernel written to %s; try: kernelscope-cli run --kernel-file %s --kernels user.my_%s --sizes %s\n",
+              what.c_str(), out.c_str(), out.c_str(), what.c_str(),
+              what == "gemm" ? "128,256" : what == "gemv" ? "1024,2048" : "65536,1048576");
+  return 0;
+}
+
+int cmdCompile(int argc, char** argv) {
+  Args a = parseArgs(argc, argv, 2, {"--kernels", "--wg", "--param", "--size", "--device", "--kernel-file", "--kernel-dir"},
+                     {});
+  if (!a.positional.empty()) usage("unexpected argument '" + a.positional.front() + "'");
+  loadKernelFiles(a);
+  std::vector<const ks::KernelInfo*> kernels;
+  if (a.has("--kernels")) {
+    auto matched = ks::Registry::instance().match(a.get("--kernels"));
+    if (!matched) usage(matched.error().message);
+    kernels = *matched;
+  } else {
+    // Without --kernels: the kernel files named on the command line.
+    for (const auto& k : ks::Registry::instance().all())
+      for (auto [it, end] = a.options.equal_range("--kernel-file"); it != end; ++it)
+        if (k.user && std::filesystem::equivalent(k.source_path, it->second)) kernels.push_back(&k);
+    if (kernels.empty()) usage("compile needs --kernels LIST or --kernel-file FILE");
+  }
+  Engine e = openEngine(a.get("--device"), true);
+  std::printf("device: %s (driver %s)%s\n", e.device->info().name.c_str(), e.device->info().driver_version.c_str(),
+              e.device->info().executable_properties ? "" : "; it does not report pipeline statistics");
+  int rc = 0;
+  for (const auto* k : kernels) {
+    if (k->backend != ks::Backend::Vulkan) continue;
+    ks::Params params = k->defaultParams();
+    if (a.has("--wg")) {
+      auto wg = ks::WorkgroupShape::parse(a.get("--wg"));
+      if (!wg) usage(wg.error().message);
+      params.wg = *wg;
+    }
+    for (auto [it, end] = a.options.equal_range("--param"); it != end; ++it) {
+      const auto eq = it->second.find('=');
+      if (eq == std::string::npos) usage("--param takes NAME=VALUE, not " + it->second);
+      try {
+        params.values[it->second.substr(0, eq)] = std::stoi(it->second.substr(eq + 1));
+      } catch (const std::exception&) {
+        usage("--param " + it->second + ": the value is not an integer");
+      }
+    }
+    auto sizes = ks::parseSizeSpecs(a.get("--size", "256"));
+    if (!sizes || sizes->size() != 1) usage("--size takes one size, e.g. 256 or 512x256x128");
+    auto size = ks::problemSize(*k, sizes->front());
+    if (!size) usage(size.error().message);
+    auto report = ks::compileKernel(*e.device, *k, params, *size);
+    if (!report) {
+      std::printf("%s %s: FAILED\n", k->id.c_str(), params.str(k->uses_workgroup).c_str());
+      std::fprintf(stderr, "%s\n", report.error().message.c_str());
+      rc = 1;
+      continue;
+    }
+    std::printf("%s %s at %s: ok\n", k->id.c_str(), report->params.c_str(), report->size.str().c_str());
+    for (const auto& pass : report->passes)
+      std::printf("  %s%sgrid %ux%ux%u: %s\n", pass.defines.c_str(), pass.defines.empty() ? "" : ", ", pass.groups[0],
+                  pass.groups[1], pass.groups[2], ks::statisticsText(pass.statistics).c_str());
+  }
+  return rc;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -698,6 +899,8 @@ int main(int argc, char** argv) {
     if (cmd == "devices") return cmdDevices(argc, argv);
     if (cmd == "kernels") return cmdKernels(argc, argv);
     if (cmd == "run") return cmdRun(argc, argv);
+    if (cmd == "kernel-template") return cmdKernelTemplate(argc, argv);
+    if (cmd == "compile") return cmdCompile(argc, argv);
     if (cmd == "show") return cmdShow(argc, argv);
     if (cmd == "recover") return cmdRecover(argc, argv);
     if (cmd == "compare") return cmdCompare(argc, argv);

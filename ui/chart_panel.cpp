@@ -758,7 +758,12 @@ class ExportChart {
 
 double sizeAxisValue(const ks::ProblemSize& s) { return ks::problemScale(s); }
 
-QString seriesName(const ks::PlanItem& item) { return QString::fromStdString(ks::seriesKey(item)); }
+QString seriesName(const ks::PlanItem& item) {
+  // A custom workload's kernel cannot be checked: its series says so in the legend.
+  const auto* k = ks::Registry::instance().find(item.kernel);
+  const QString suffix = k && k->workload == "custom" ? QStringLiteral(" (unverified)") : QString();
+  return QString::fromStdString(ks::seriesKey(item)) + suffix;
+}
 
 QString measurementToolTip(const ks::Measurement& m) {
   const auto& s = m.item.size;
@@ -956,7 +961,7 @@ void ChartPanel::addMeasurement(const ks::Measurement& m) {
   const double x = sizeAxisValue(m.item.size);
   if (!(x > 0)) return;
 
-  if (!m.trustworthy()) {
+  if (!m.timed()) {
     model.failed.push_back({x, m});
     if (!live.failed) {
       ensureFailedSeries(live, d_->failed_marker, true);
@@ -1022,7 +1027,7 @@ void ChartPanel::setOverlay(const std::vector<ks::Measurement>& baseline) {
   Model& model = d_->model;
   model.overlay.clear();
   for (const auto& m : baseline) {
-    if (!m.trustworthy()) continue;  // a failed baseline point is no reference
+    if (!m.timed()) continue;  // a failed baseline point is no reference
     const double x = sizeAxisValue(m.item.size);
     if (!(x > 0)) continue;
     const QString name = seriesName(m.item) + overlaySuffix();

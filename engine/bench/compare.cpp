@@ -94,6 +94,7 @@ std::string describe(const PlanItem& item) {
 
 std::string statusText(const Measurement& m) {
   if (m.trustworthy()) return "ok";
+  if (m.timed()) return "ok, unverified (custom workload)";
   if (m.status == PointStatus::Ok) return "verification " + verifyStatusName(m.verification.status);
   const std::string status = pointStatusName(m.status);
   return m.error.empty() ? status : status + ": " + m.error;
@@ -203,8 +204,8 @@ Comparison compareSessions(const Session& baseline, const Session& current) {
     row.kernel = cur.item.kernel;
     row.params = paramsText(cur.item);
     row.size = cur.item.size;
-    row.baseline_ok = base.trustworthy() && base.stats.median > 0;
-    row.current_ok = cur.trustworthy() && cur.stats.median > 0;
+    row.baseline_ok = base.timed() && base.stats.median > 0;
+    row.current_ok = cur.timed() && cur.stats.median > 0;
     row.baseline_status = statusText(base);
     row.current_status = statusText(cur);
     row.baseline_samples = base.samples_ns.size();

@@ -27,7 +27,7 @@ std::vector<ComplexityFit> fitComplexity(const std::vector<Measurement>& points,
   std::map<std::string, std::vector<std::pair<double, double>>> bySeries;  // (log size, log time), in order seen
   std::vector<std::string> order;
   for (const auto& m : points) {
-    if (!m.trustworthy() || m.stats.median <= 0) continue;
+    if (!m.timed() || m.stats.median <= 0) continue;
     const std::string key = seriesKey(m.item);
     if (!bySeries.count(key)) order.push_back(key);
     bySeries[key].emplace_back(std::log(problemScale(m.item.size)), std::log(m.stats.median));

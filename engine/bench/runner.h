@@ -42,6 +42,13 @@ struct Measurement {
   Verification verification;
 
   bool trustworthy() const { return status == PointStatus::Ok && verification.status == VerifyStatus::Ok; }
+  // Ran and was timed, and its output is right or has nothing to be checked
+  // against (a custom workload's, shown as unverified): what charts, compare
+  // and fits take. A failed verification is never timed.
+  bool timed() const {
+    return status == PointStatus::Ok &&
+           (verification.status == VerifyStatus::Ok || verification.status == VerifyStatus::Unverified);
+  }
 };
 
 // How many input sets a point rotates among, and whether its data still fits

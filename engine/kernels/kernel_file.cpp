@@ -224,6 +224,10 @@ Result<Manifest> readManifest(const std::string& text, const std::string& path) 
       closed = true;
     }
     std::string line = trim(raw);
+    if (line.rfind("#version", 0) == 0)
+      return makeError(located(path, int(first) + 1, "",
+                               "the manifest block is not closed with */ before #version on line " +
+                                   std::to_string(line_no)));
     if (line.empty() || line[0] == '#') continue;  // blank lines and manifest comments
     const bool indented = !raw.empty() && (raw[0] == ' ' || raw[0] == '\t');
     std::smatch fm;
@@ -544,9 +548,9 @@ Result<KernelInfo> parseKernelFile(const std::string& text, const std::string& p
   if (!manifest) return manifest.error();
   const Manifest& m = *manifest;
   if (auto st = checkExpressions(m, path); !st) return st.error();
-  // The defaults must make a kernel that can run at some size.
-  if (m.workload != "custom" && m.workload != "gemm" && m.workload != "gemv" && m.workload != "dot")
-    return makeError(located(path, m.workload_line, "workload", "unknown"));
+  if (const KernelInfo* taken = Registry::instance().find(m.id); taken && !taken->user)
+    return makeError(located(path, m.id_line, "id", "'" + m.id + "' is a built-in kernel's id: choose another (e.g. user." +
+                                                        m.id.substr(m.id.find('.') + 1) + ")"));
   // The manifest lives in a comment before #version: glslang sees it as one.
   bool has_version = false;
   {
