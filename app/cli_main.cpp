@@ -624,15 +624,17 @@ int cmdShow(int argc, char** argv) {
   if (ks::isJournalFile(path)) {  // a run that did not finish: the points it wrote so far
     auto journal = ks::loadJournal(path);
     if (!journal) usage(journal.error().message);
-    std::printf("interrupted run %s: started %s by kernelscope %s (%s); %s\n", path.c_str(),
+    if (!a.has("--kernel-source"))
+      std::printf("interrupted run %s: started %s by kernelscope %s (%s); %s\n", path.c_str(),
                 journal->session.created.c_str(), journal->session.app_version.c_str(),
                 journal->session.app_commit.c_str(), journalSummary(*journal).c_str());
     s = std::move(journal->session);
   } else {
     s = ks::loadSession(path);
     if (!s) usage(s.error().message);
-    std::printf("session %s: created %s by kernelscope %s (%s)\n", path.c_str(), s->created.c_str(),
-                s->app_version.c_str(), s->app_commit.c_str());
+    if (!a.has("--kernel-source"))
+      std::printf("session %s: created %s by kernelscope %s (%s)\n", path.c_str(), s->created.c_str(),
+                  s->app_version.c_str(), s->app_commit.c_str());
   }
   if (a.has("--kernel-source")) {
     // The kernel file exactly as the session measured it.

@@ -924,3 +924,123 @@ TEST(CliHostMemory, APointLargerThanHostMemoryIsSkippedNotKilled) {
   EXPECT_NE(r.out.find("GiB of host memory"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("2 points: 1 ran (1 ok, 0 failed), 1 skipped"), std::string::npos) << r.out;
 }
+
+// ---- Kernel files: the user's own kernels through the CLI ----
+
+namespace {
+
+// A fresh XDG config folder for the CLI runs of one test (its default kernels folder inside).
+fs::path freshConfigHome(const std::string& name) {
+  const fs::path home = tempDir() / name;
+  fs::create_directories(home / "kernelscope" / "kernels");
+  setenv("XDG_CONFIG_HOME", home.c_str(), 1);
+  return home;
+}
+
+int lineContaining(const std::string& text, const std::string& needle) {
+  const auto all = lines(text);
+  for (size_t i = 0; i < all.size(); ++i)
+    if (contains(all[i], needle)) return int(i) + 1;
+  return 0;
+}
+
+}  // namespace
+
+TEST(CliKernelFiles, ATemplateRunsVerifiedSavesItsSourceAndReRunsFromTheSession) {
+  const fs::path home = freshConfigHome("xdg-template");
+  const fs::path file = tempDir() / "my_gemm.comp";
+  auto made = runCli("kernel-template gemm -o " + quote(file.string()));
+  ASSERT_EQ(made.rc, 0) << made.all();
+  EXPECT_TRUE(contains(made.out, "run --kernel-file")) << made.out;
+  EXPECT_EQ(runCli("kernel-template gemm -o " + quote(file.string())).rc, 2) << "never overwrites";
+  const std::string text = readFile(file);
+  ASSERT_TRUE(contains(text, "id:          user.my_gemm")) << text;
+
+  auto listed = runCli("kernels --family gemm --kernel-file " + quote(file.string()));
+  ASSERT_EQ(listed.rc, 0) << listed.all();
+  EXPECT_TRUE(contains(listed.out, "user.my_gemm")) << listed.out;
+  EXPECT_TRUE(contains(listed.out, "kernel files:")) << listed.out;
+  EXPECT_TRUE(contains(listed.out, file.string())) << listed.out;
+
+  const fs::path session = tempDir() / "user_kernel.json";
+  auto r = runCli("run --kernel-file " + quote(file.string()) +
+                  " --kernels user.my_gemm,gemm.tiled_shared --sizes 32,48 --reps 3 --warmup-ms 0 "
+                  "--no-drift-check -o " +
+                  quote(session.string()));
+  ASSERT_EQ(r.rc, 0) << r.all();
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n') > 4, true);
+  EXPECT_TRUE(contains(r.out, "4 points: 4 ran (4 ok, 0 failed)")) << r.out;
+
+  auto shown = runCli("show " + quote(session.string()));
+  ASSERT_EQ(shown.rc, 0) << shown.all();
+  EXPECT_TRUE(contains(shown.out, "kernel file: user.my_gemm from " + file.string())) << shown.out;
+  auto source = runCli("show " + quote(session.string()) + " --kernel-source user.my_gemm");
+  ASSERT_EQ(source.rc, 0) << source.all();
+  EXPECT_EQ(source.out, text);
+
+  // The file is then broken on disk, and sits in the default folder too: a
+  // re-run of the session still compiles what the session measured.
+  std::string broken = std::regex_replace(text, std::regex(R"(acc \+= tileA\[)"), "acc += tileQ[");
+  ASSERT_NE(broken, text);
+  std::ofstream(file) << broken;
+  std::ofstream(home / "kernelscope" / "kernels" / "my_gemm.comp") << broken;
+  const fs::path again = tempDir() / "user_kernel_again.json";
+  auto rerun = runCli("run --rerun " + quote(session.string()) + " -o " + quote(again.string()));
+  ASSERT_EQ(rerun.rc, 0) << rerun.all();
+  EXPECT_TRUE(contains(rerun.out, "re-running " + session.string())) << rerun.out;
+  EXPECT_TRUE(contains(rerun.out, "4 points: 4 ran (4 ok, 0 failed)")) << rerun.out;
+  auto compared = runCli("compare " + quote(session.string()) + " " + quote(again.string()));
+  ASSERT_EQ(compared.rc, 0) << compared.all();
+  EXPECT_TRUE(contains(compared.out, "over 4 compared points")) << compared.out;
+  EXPECT_EQ(runCli("run --rerun " + quote(session.string()) + " --sizes 64").rc, 2);
+
+  // Run from the broken file itself: the point fails with the line in the file, the sweep goes on.
+  const int line = lineContaining(broken, "tileQ");
+  auto failed = runCli("run --kernel-file " + quote(file.string()) +
+                       " --kernels user.my_gemm,gemm.naive --sizes 32 --reps 2 --warmup-ms 0 --no-drift-check");
+  EXPECT_EQ(failed.rc, 1) << failed.all();
+  EXPECT_TRUE(contains(failed.out, "line " + std::to_string(line) + ": 'tileQ' : undeclared identifier")) << failed.out;
+  EXPECT_TRUE(contains(failed.out, "2 points: 2 ran (1 ok, 1 failed)")) << failed.out;
+  auto compiled = runCli("compile --kernel-file " + quote(file.string()));
+  EXPECT_EQ(compiled.rc, 1) << compiled.all();
+  EXPECT_TRUE(contains(compiled.err, "my_gemm.comp:" + std::to_string(line) + ": 'tileQ'")) << compiled.err;
+}
+
+TEST(CliKernelFiles, TheDefaultFolderIsLoadedAndABadFileThereIsAWarning) {
+  const fs::path home = freshConfigHome("xdg-default");
+  const fs::path dir = home / "kernelscope" / "kernels";
+  ASSERT_EQ(runCli("kernel-template custom -o " + quote((dir / "saxpy.comp").string())).rc, 0);
+  std::ofstream(dir / "bad.comp") << "/* kernelscope kernel\nid: user.bad\nworkload: gemm\n*/\n#version 450\n";
+  auto listed = runCli("kernels --family custom");
+  ASSERT_EQ(listed.rc, 0) << listed.all();
+  EXPECT_TRUE(contains(listed.out, "user.my_custom")) << listed.out;
+  EXPECT_TRUE(contains(listed.err, "warning: bad.comp:1: grid: missing")) << listed.err;
+  // Named on the command line, the same file is an error.
+  auto named = runCli("kernels --kernel-file " + quote((dir / "bad.comp").string()));
+  EXPECT_EQ(named.rc, 2) << named.all();
+  EXPECT_TRUE(contains(named.err, "bad.comp:1: grid: missing")) << named.err;
+
+  // Every sweep option works on it: --param and --wg; the points are marked unverified.
+  auto r = runCli("run --kernels user.my_custom --sizes 4096 --param ITEMS=1,4 --wg 64x1,128x1 --reps 2 "
+                  "--warmup-ms 0 --no-drift-check");
+  ASSERT_EQ(r.rc, 0) << r.all();
+  EXPECT_TRUE(contains(r.out, "4 points: 4 ran (4 ok, 0 failed)")) << r.out;
+  EXPECT_EQ(lines(r.out).size() > 4, true);
+  size_t unverified = 0;
+  for (const auto& l : lines(r.out)) unverified += contains(l, "UNVERIFIED (custom workload: no reference)");
+  EXPECT_EQ(unverified, 4u) << r.out;
+}
+
+TEST(CliKernelFiles, AManifestErrorNamesTheFileTheLineAndTheField) {
+  freshConfigHome("xdg-manifest");
+  const fs::path file = tempDir() / "typo.comp";
+  ASSERT_EQ(runCli("kernel-template dot -o " + quote(file.string())).rc, 0);
+  std::string text = readFile(file);
+  text = std::regex_replace(text, std::regex(R"(grid:        GROUPS, 1, 1)"), "grid:        GROUP, 1, 1");
+  std::ofstream(file) << text;
+  auto r = runCli("run --kernel-file " + quote(file.string()) + " --kernels user.my_dot --sizes 1024");
+  EXPECT_EQ(r.rc, 2) << r.all();
+  const int line = lineContaining(text, "grid:        GROUP, 1, 1");
+  ASSERT_GT(line, 0);
+  EXPECT_TRUE(contains(r.err, "typo.comp:" + std::to_string(line) + ": grid: Unexpected token \"GROUP\"")) << r.err;
+}
