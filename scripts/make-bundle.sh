@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds a self-contained kernelscope-cli bundle for GPU servers that lack the
 # Debian packages: the stripped CLI (glslang linked in, libstdc++ static) plus
-# the Vulkan loader, OpenBLAS and its Fortran runtime, and a launcher.
+# the Vulkan loader, OpenBLAS and its Fortran runtime, muParser, and a launcher.
 #   bash scripts/make-bundle.sh [OUT_DIR]      (default out/bundle)
 #   OUT_DIR/kernelscope-cli devices            (on the GPU server)
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -15,7 +15,7 @@ mkdir -p "$out/bin" "$out/lib"
 cp "$build/app/kernelscope-cli" "$out/bin/"
 strip "$out/bin/kernelscope-cli"
 # Non-system libraries the binary needs (resolved through their symlinks).
-for lib in libvulkan.so.1 libopenblas.so.0 libgfortran.so.5 libquadmath.so.0 libGLdispatch.so.0; do
+for lib in libvulkan.so.1 libopenblas.so.0 libgfortran.so.5 libquadmath.so.0 libGLdispatch.so.0 libmuparser.so.2; do
   path=$(ldd "$out/bin/kernelscope-cli" | awk -v l="$lib" '$1 == l { print $3 }')
   [ -n "$path" ] || path=$(ldconfig -p | awk -v l="$lib" '$1 == l { print $NF; exit }')
   [ -n "$path" ] || { echo "missing $lib" >&2; exit 1; }
