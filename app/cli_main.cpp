@@ -440,7 +440,8 @@ int cmdRun(int argc, char** argv) {
     for (const char* opt : {"--kernels", "--sizes", "--mnk", "--wg", "--param", "--reps", "--warmup", "--warmup-ms",
                             "--target-ci", "--budget-ms", "--max-reps", "--seed", "--cache-mib", "--no-rotate",
                             "--drift-threshold", "--drift-interval-ms", "--no-drift-check", "--dispatch-timeout"})
-      if (a.has(opt)) usage(std::string(opt) + " cannot be combined with --rerun: it runs the session's plan as it was");
+      if (a.has(opt))
+        usage(std::string(opt) + " cannot be combined with --rerun: it runs the session's plan as it was");
     // Loading registers the kernel files the session embeds: the re-run compiles exactly those.
     auto old = ks::loadSession(a.get("--rerun"));
     if (!old) usage(a.get("--rerun") + ": " + old.error().message);
@@ -484,10 +485,10 @@ int cmdRun(int argc, char** argv) {
   if (rerun) session.kernel_files = rerun->kernel_files;
   ks::embedKernelFiles(session);
   if (rerun)
-    std::printf("re-running %s: created %s by kernelscope %s%s\n", a.get("--rerun").c_str(), rerun->created.c_str(),
-                rerun->app_version.c_str(),
-                rerun->device ? (" on " + rerun->device->name + ", driver " + rerun->device->driver_version).c_str()
-                              : "");
+    std::printf(
+        "re-running %s: created %s by kernelscope %s%s\n", a.get("--rerun").c_str(), rerun->created.c_str(),
+        rerun->app_version.c_str(),
+        rerun->device ? (" on " + rerun->device->name + ", driver " + rerun->device->driver_version).c_str() : "");
 
   if (e.device)
     std::printf("device: %s (%s, Vulkan %s, driver %s)\n", e.device->info().name.c_str(), e.device->info().type.c_str(),
@@ -626,8 +627,8 @@ int cmdShow(int argc, char** argv) {
     if (!journal) usage(journal.error().message);
     if (!a.has("--kernel-source"))
       std::printf("interrupted run %s: started %s by kernelscope %s (%s); %s\n", path.c_str(),
-                journal->session.created.c_str(), journal->session.app_version.c_str(),
-                journal->session.app_commit.c_str(), journalSummary(*journal).c_str());
+                  journal->session.created.c_str(), journal->session.app_version.c_str(),
+                  journal->session.app_commit.c_str(), journalSummary(*journal).c_str());
     s = std::move(journal->session);
   } else {
     s = ks::loadSession(path);
@@ -832,13 +833,15 @@ int cmdKernelTemplate(int argc, char** argv) {
   if (auto st = ks::writeFileDurably(out, *text); !st) throw std::runtime_error(st.error().message);
   std::printf("%s kernel written to %s; try: kernelscope-cli run --kernel-file %s --kernels user.my_%s --sizes %s\n",
               what.c_str(), out.c_str(), out.c_str(), what.c_str(),
-              what == "gemm" ? "128,256" : what == "gemv" ? "1024,2048" : "65536,1048576");
+              what == "gemm"   ? "128,256"
+              : what == "gemv" ? "1024,2048"
+                               : "65536,1048576");
   return 0;
 }
 
 int cmdCompile(int argc, char** argv) {
-  Args a = parseArgs(argc, argv, 2, {"--kernels", "--wg", "--param", "--size", "--device", "--kernel-file", "--kernel-dir"},
-                     {});
+  Args a = parseArgs(argc, argv, 2,
+                     {"--kernels", "--wg", "--param", "--size", "--device", "--kernel-file", "--kernel-dir"}, {});
   if (!a.positional.empty()) usage("unexpected argument '" + a.positional.front() + "'");
   loadKernelFiles(a);
   std::vector<const ks::KernelInfo*> kernels;

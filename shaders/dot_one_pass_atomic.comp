@@ -27,7 +27,7 @@ layout(std430, binding = 2) buffer BufOut { uint64_t resultBits[]; };
 #else
 layout(std430, binding = 2) buffer BufOut { uint resultBits[]; };
 #endif
-layout(push_constant) uniform Args { uint N; uint GROUPS; };
+layout(push_constant) uniform Args { uint N; };  // GROUPS is a #define: a compile-time grid stride
 
 shared REAL perSubgroup[WG];
 

@@ -25,7 +25,7 @@ layout(std430, binding = 2) writeonly buffer BufOut { REAL result[]; };
 // a workgroup-local cache.
 layout(std430, binding = 3) coherent buffer BufPartials { REAL partials[]; };
 layout(std430, binding = 4) buffer BufCounter { uint tickets; };
-layout(push_constant) uniform Args { uint N; uint GROUPS; };
+layout(push_constant) uniform Args { uint N; };  // GROUPS is a #define: a compile-time grid stride
 
 shared REAL perSubgroup[WG];
 

@@ -15,7 +15,7 @@ layout(std430, binding = 1) readonly buffer BufY { REAL y[]; };
 layout(std430, binding = 2) writeonly buffer BufOut { REAL result[]; };
 layout(std430, binding = 3) buffer BufPartials { REAL partials[]; };
 layout(std430, binding = 4) coherent buffer BufWork { REAL work[]; };  // GROUPS * WG
-layout(push_constant) uniform Args { uint N; uint GROUPS; };
+layout(push_constant) uniform Args { uint N; };  // GROUPS is a #define: a compile-time grid stride
 
 void main() {
   const uint t = gl_LocalInvocationID.x;

@@ -12,7 +12,7 @@ layout(std430, binding = 0) readonly buffer BufX { REAL x[]; };
 layout(std430, binding = 1) readonly buffer BufY { REAL y[]; };
 layout(std430, binding = 2) writeonly buffer BufOut { REAL result[]; };
 layout(std430, binding = 3) buffer BufPartials { REAL partials[]; };
-layout(push_constant) uniform Args { uint N; uint GROUPS; };
+layout(push_constant) uniform Args { uint N; };  // GROUPS is a #define: a compile-time grid stride
 
 shared REAL tree[WG];
 

@@ -1021,8 +1021,9 @@ TEST(CliKernelFiles, TheDefaultFolderIsLoadedAndABadFileThereIsAWarning) {
   EXPECT_TRUE(contains(named.err, "bad.comp:1: grid: missing")) << named.err;
 
   // Every sweep option works on it: --param and --wg; the points are marked unverified.
-  auto r = runCli("run --kernels user.my_custom --sizes 4096 --param ITEMS=1,4 --wg 64x1,128x1 --reps 2 "
-                  "--warmup-ms 0 --no-drift-check");
+  auto r = runCli(
+      "run --kernels user.my_custom --sizes 4096 --param ITEMS=1,4 --wg 64x1,128x1 --reps 2 "
+      "--warmup-ms 0 --no-drift-check");
   ASSERT_EQ(r.rc, 0) << r.all();
   EXPECT_TRUE(contains(r.out, "4 points: 4 ran (4 ok, 0 failed)")) << r.out;
   EXPECT_EQ(lines(r.out).size() > 4, true);

@@ -1,14 +1,14 @@
 // Kernel files: a user's GLSL with a manifest becomes a kernel that is timed,
 // verified, saved and re-run like a built-in one (on lavapipe).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
-#include <unistd.h>
 #include <regex>
+#include <sstream>
 #include <string>
 
 #include "engine/bench/compile.h"
@@ -203,8 +203,7 @@ TEST(KernelFile, ManifestErrorsNameTheFieldAndTheLine) {
       {R"(workload:[^\n]*)", "workload:    fft", "workload: 'fft' is not a workload", "workload:"},
       {R"(shared:[^\n]*)", "shared:      2 * WG_X *", "shared: Unexpected end of expression", "shared:"},
       {R"(shared:[^\n]*)", "sharde:      1", "sharde: unknown field", "sharde:"},
-      {R"(shared:[^\n]*)", "tunable:     T = 3 in 1, 2", "tunable: the default 3 is not one of its values",
-       "tunable:"},
+      {R"(shared:[^\n]*)", "tunable:     T = 3 in 1, 2", "tunable: the default 3 is not one of its values", "tunable:"},
       {R"(shared:[^\n]*)", "tunable:     M = 1 in 1, 2", "tunable: M is reserved", "tunable:"},
       {R"(shared:[^\n]*)", "tunable:     T = 1 in 1, x", "tunable: 'x' is not an integer", "tunable:"},
       {R"(shared:[^\n]*)", "buffer:      input extra = 4", "buffer: the gemm workload binds its own", "buffer:"},
@@ -244,7 +243,8 @@ TEST(KernelFile, ConstraintsAndCountsAreCheckedBeforeAPointRuns) {
   const KernelInfo* frac = registered(edited(text, "user.my_custom", "user.fractional"), "f.comp");
   why = checkPoint(*frac, problemSize(*frac, {1000}).value(), frac->defaultParams(), &dev);
   ASSERT_TRUE(why.has_value());
-  EXPECT_TRUE(contains(*why, "f.comp:" + std::to_string(lineOf(text, "grid:")) + ": grid: 'N / WG_X, 1, 1' gives 3.90625"))
+  EXPECT_TRUE(
+      contains(*why, "f.comp:" + std::to_string(lineOf(text, "grid:")) + ": grid: 'N / WG_X, 1, 1' gives 3.90625"))
       << *why;
   EXPECT_TRUE(contains(*why, "not a whole number")) << *why;
   EXPECT_FALSE(checkPoint(*frac, problemSize(*frac, {1024}).value(), frac->defaultParams(), &dev).has_value());
@@ -378,9 +378,7 @@ TEST(KernelFile, OnlyACustomWorkloadsPointsMayBeUnverified) {
 TEST(KernelFile, AFolderLoadsEveryFileAndReportsTheOnesThatFail) {
   const auto dir = std::filesystem::temp_directory_path() / ("ks-kernels-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
-  auto write = [&](const std::string& name, const std::string& text) {
-    std::ofstream(dir / name) << text;
-  };
+  auto write = [&](const std::string& name, const std::string& text) { std::ofstream(dir / name) << text; };
   write("a.comp", edited(templateOf("dot"), "user.my_dot", "user.dir_a"));
   write("b.comp", edited(templateOf("gemv"), R"(grid:[^\n]*)", "grid: ceil(M / WG)"));
   write("notes.txt", "not a kernel");

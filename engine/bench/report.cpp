@@ -104,7 +104,7 @@ std::string formatPointLine(const Measurement& m, size_t index, size_t total, co
       if (m.input_sets > 1) out << "  " << m.input_sets << " input sets";
       if (m.cache_resident) out << "  CACHE-RESIDENT";
       out << (m.verification.status == VerifyStatus::Unverified ? "  UNVERIFIED (custom workload: no reference)"
-                                                                   : "  verified " + verifyText(m));
+                                                                : "  verified " + verifyText(m));
       break;
     case PointStatus::Failed:
       out << "FAILED: " << firstLine(m.error);

@@ -40,7 +40,7 @@ struct BufferDecl {
 // The manifest as written, each expression with its line.
 struct Manifest {
   std::string id, title, description, origin, workload;
-  int id_line = 0, workload_line = 0;
+  int id_line = 0;
   uint32_t size_rank = 0;  // custom: from `size:`
   WorkgroupShape workgroup{64, 1, 1};
   std::vector<Tunable> tunables;
@@ -124,30 +124,37 @@ std::string fmtValue(double v) {
 // The point's values, for messages: "M=100 N=64 TILE=16".
 std::string scopeText(const Scope& s) {
   std::string out;
-  for (size_t i = 0; i < s.names.size(); ++i) out += (out.empty() ? "" : " ") + s.names[i] + "=" + fmtValue(s.values[i]);
+  for (size_t i = 0; i < s.names.size(); ++i)
+    out += (out.empty() ? "" : " ") + s.names[i] + "=" + fmtValue(s.values[i]);
   return out;
 }
 
 const std::set<std::string>& knownFeatures() {
-  static const std::set<std::string> f = {"float64",           "int64",          "float16",
-                                          "float32_atomic_add", "float64_atomic_add", "int64_atomics",
-                                          "memory_model",      "subgroup_arithmetic", "subgroup_shuffle",
+  static const std::set<std::string> f = {"float64",
+                                          "int64",
+                                          "float16",
+                                          "float32_atomic_add",
+                                          "float64_atomic_add",
+                                          "int64_atomics",
+                                          "memory_model",
+                                          "subgroup_arithmetic",
+                                          "subgroup_shuffle",
                                           "cooperative_matrix"};
   return f;
 }
 
 std::optional<std::string> missingFeature(const std::string& f, const vk::DeviceInfo& d) {
-  const bool has = f == "float64"              ? d.shader_float64
-                   : f == "int64"              ? d.shader_int64
-                   : f == "float16"            ? d.float16_storage
-                   : f == "float32_atomic_add" ? d.float32_atomic_add
-                   : f == "float64_atomic_add" ? d.float64_atomic_add
-                   : f == "int64_atomics"      ? d.int64_atomics
-                   : f == "memory_model"       ? d.memory_model
+  const bool has = f == "float64"               ? d.shader_float64
+                   : f == "int64"               ? d.shader_int64
+                   : f == "float16"             ? d.float16_storage
+                   : f == "float32_atomic_add"  ? d.float32_atomic_add
+                   : f == "float64_atomic_add"  ? d.float64_atomic_add
+                   : f == "int64_atomics"       ? d.int64_atomics
+                   : f == "memory_model"        ? d.memory_model
                    : f == "subgroup_arithmetic" ? d.hasSubgroupArithmetic()
-                   : f == "subgroup_shuffle"   ? d.hasSubgroupShuffle()
-                   : f == "cooperative_matrix" ? !d.coopmat_shapes.empty()
-                                               : false;
+                   : f == "subgroup_shuffle"    ? d.hasSubgroupShuffle()
+                   : f == "cooperative_matrix"  ? !d.coopmat_shapes.empty()
+                                                : false;
   if (has) return std::nullopt;
   return "no " + f + " on this device";
 }
@@ -225,9 +232,9 @@ Result<Manifest> readManifest(const std::string& text, const std::string& path) 
     }
     std::string line = trim(raw);
     if (line.rfind("#version", 0) == 0)
-      return makeError(located(path, int(first) + 1, "",
-                               "the manifest block is not closed with */ before #version on line " +
-                                   std::to_string(line_no)));
+      return makeError(
+          located(path, int(first) + 1, "",
+                  "the manifest block is not closed with */ before #version on line " + std::to_string(line_no)));
     if (line.empty() || line[0] == '#') continue;  // blank lines and manifest comments
     const bool indented = !raw.empty() && (raw[0] == ' ' || raw[0] == '\t');
     std::smatch fm;
@@ -267,7 +274,6 @@ Result<Manifest> readManifest(const std::string& text, const std::string& path) 
       if (value != "gemm" && value != "gemv" && value != "dot" && value != "custom")
         return fail("'" + value + "' is not a workload (gemm, gemv, dot or custom)");
       m.workload = value;
-      m.workload_line = line_no;
     } else if (field == "size") {
       m.size_rank = value == "N" ? 1 : value == "MxN" ? 2 : value == "MxNxK" ? 3 : 0;
       if (!m.size_rank) return fail("'" + value + "' is not N, MxN or MxNxK");
@@ -323,16 +329,16 @@ Result<Manifest> readManifest(const std::string& text, const std::string& path) 
       if (field == "memory_bound") m.memory_bound = value == "yes";
       if (field == "zero_output") m.zero_output = value == "yes";
     } else {
-      return fail("unknown field (fields: id, title, description, origin, workload, size, workgroup, tunable, "
-                  "grid, push, flops, bytes, shared, buffer, constraint, extension, feature, memory_bound, "
-                  "zero_output)");
+      return fail(
+          "unknown field (fields: id, title, description, origin, workload, size, workgroup, tunable, "
+          "grid, push, flops, bytes, shared, buffer, constraint, extension, feature, memory_bound, "
+          "zero_output)");
     }
   }
   if (!closed) return makeError(located(path, int(first) + 1, "", "the manifest block is not closed with */"));
   const int top = int(first) + 1;
   if (m.id.empty()) return makeError(located(path, top, "id", "missing (e.g. 'id: user.my_gemm')"));
-  if (m.workload.empty())
-    return makeError(located(path, top, "workload", "missing (gemm, gemv, dot or custom)"));
+  if (m.workload.empty()) return makeError(located(path, top, "workload", "missing (gemm, gemv, dot or custom)"));
   if (m.grids.empty())
     return makeError(located(path, top, "grid", "missing: the workgroups to dispatch, e.g. 'ceil(N / WG_X), 1, 1'"));
   if (m.workload == "custom") {
@@ -342,15 +348,16 @@ Result<Manifest> readManifest(const std::string& text, const std::string& path) 
     const auto outputs = std::count_if(m.buffers.begin(), m.buffers.end(),
                                        [](const BufferDecl& b) { return b.role == BufferRole::Output; });
     if (outputs != 1)
-      return makeError(located(path, top, "buffer", "a custom workload declares exactly one output buffer, not " +
-                                                        std::to_string(outputs)));
+      return makeError(located(path, top, "buffer",
+                               "a custom workload declares exactly one output buffer, not " + std::to_string(outputs)));
   } else {
     if (m.size_rank) return makeError(located(path, top, "size", "only a custom workload declares its size"));
     for (const auto& b : m.buffers)
       if (b.role != BufferRole::Scratch)
         return makeError(located(path, b.bytes.line, "buffer",
-                                 "the " + m.workload + " workload binds its own inputs and output (bindings 0-2); "
-                                 "declare only scratch buffers (bound from 3 on)"));
+                                 "the " + m.workload +
+                                     " workload binds its own inputs and output (bindings 0-2); "
+                                     "declare only scratch buffers (bound from 3 on)"));
   }
   return m;
 }
@@ -370,8 +377,8 @@ Status checkExpressions(const Manifest& m, const std::string& path) {
     if (!v) return makeError(located(path, e->line, e->field, v.error().message + " in '" + e->text + "'"));
     const size_t want_max = e->field == "grid" ? 3 : e->field == "push" ? 8 : 1;
     if (v->size() > want_max)
-      return makeError(located(path, e->line, e->field,
-                               std::to_string(v->size()) + " values, at most " + std::to_string(want_max)));
+      return makeError(
+          located(path, e->line, e->field, std::to_string(v->size()) + " values, at most " + std::to_string(want_max)));
   }
   return Ok{};
 }
@@ -392,11 +399,10 @@ Result<std::vector<double>> pointValues(const Expr& e, const std::vector<Tunable
 Result<uint64_t> countOf(double v, const Expr& e, const std::vector<Tunable>& tunables, const ProblemSize& s,
                          const Params& p, const std::string& path, uint64_t limit) {
   if (v < 0 || v != std::floor(v) || v > double(limit))
-    return makeError(located(path, e.line, e.field,
-                             "'" + e.text + "' gives " + fmtValue(v) + " at " +
-                                 scopeText(scopeOf(tunables, &s, &p)) +
-                                 (v != std::floor(v) ? ", not a whole number (round with ceil() or floor())"
-                                                     : ", out of range")));
+    return makeError(
+        located(path, e.line, e.field,
+                "'" + e.text + "' gives " + fmtValue(v) + " at " + scopeText(scopeOf(tunables, &s, &p)) +
+                    (v != std::floor(v) ? ", not a whole number (round with ceil() or floor())" : ", out of range")));
   return uint64_t(v);
 }
 
@@ -490,9 +496,9 @@ KernelInfo buildKernel(const Manifest& m, const std::string& text, const std::st
       auto v = pointValues(c.expr, tunables, s, p, path);
       if (!v) return v.error().message;
       if (v->empty() || v->front() == 0)
-        return c.message.empty() ? "constraint '" + c.expr.text + "' does not hold at " +
-                                       scopeText(scopeOf(tunables, &s, &p))
-                                 : c.message;
+        return c.message.empty()
+                   ? "constraint '" + c.expr.text + "' does not hold at " + scopeText(scopeOf(tunables, &s, &p))
+                   : c.message;
     }
     for (const auto& g : grids) {
       auto v = pointValues(g, tunables, s, p, path);
@@ -500,8 +506,9 @@ KernelInfo buildKernel(const Manifest& m, const std::string& text, const std::st
       for (double x : *v) {
         auto n = countOf(x, g, tunables, s, p, path, 0xFFFFFFFFull);
         if (!n) return n.error().message;
-        if (*n == 0) return located(path, g.line, "grid", "'" + g.text + "' gives 0 workgroups at " +
-                                                              scopeText(scopeOf(tunables, &s, &p)));
+        if (*n == 0)
+          return located(path, g.line, "grid",
+                         "'" + g.text + "' gives 0 workgroups at " + scopeText(scopeOf(tunables, &s, &p)));
       }
     }
     {
@@ -514,7 +521,8 @@ KernelInfo buildKernel(const Manifest& m, const std::string& text, const std::st
       if (e) {
         auto v = pointValues(*e, tunables, s, p, path);
         if (!v) return v.error().message;
-        if (v->front() < 0) return located(path, e->line, e->field, "negative at " + scopeText(scopeOf(tunables, &s, &p)));
+        if (v->front() < 0)
+          return located(path, e->line, e->field, "negative at " + scopeText(scopeOf(tunables, &s, &p)));
       }
     for (const auto& d : decls) {
       auto v = pointValues(d.bytes, tunables, s, p, path);
@@ -522,8 +530,9 @@ KernelInfo buildKernel(const Manifest& m, const std::string& text, const std::st
       auto n = countOf(v->front(), d.bytes, tunables, s, p, path, ~0ull >> 12);
       if (!n) return n.error().message;
       if (*n == 0 || *n % 4)
-        return located(path, d.bytes.line, "buffer", d.name + " is " + std::to_string(*n) +
-                                                         " bytes; a buffer holds a positive number of 4-byte words");
+        return located(
+            path, d.bytes.line, "buffer",
+            d.name + " is " + std::to_string(*n) + " bytes; a buffer holds a positive number of 4-byte words");
     }
     return std::nullopt;
   };
@@ -549,8 +558,9 @@ Result<KernelInfo> parseKernelFile(const std::string& text, const std::string& p
   const Manifest& m = *manifest;
   if (auto st = checkExpressions(m, path); !st) return st.error();
   if (const KernelInfo* taken = Registry::instance().find(m.id); taken && !taken->user)
-    return makeError(located(path, m.id_line, "id", "'" + m.id + "' is a built-in kernel's id: choose another (e.g. user." +
-                                                        m.id.substr(m.id.find('.') + 1) + ")"));
+    return makeError(located(path, m.id_line, "id",
+                             "'" + m.id + "' is a built-in kernel's id: choose another (e.g. user." +
+                                 m.id.substr(m.id.find('.') + 1) + ")"));
   // The manifest lives in a comment before #version: glslang sees it as one.
   bool has_version = false;
   {
@@ -559,7 +569,8 @@ Result<KernelInfo> parseKernelFile(const std::string& text, const std::string& p
     while (std::getline(ss, l))
       if (trim(l).rfind("#version", 0) == 0) has_version = true;
   }
-  if (!has_version) return makeError(located(path, 1, "", "no #version line: the shader must start with e.g. #version 450"));
+  if (!has_version)
+    return makeError(located(path, 1, "", "no #version line: the shader must start with e.g. #version 450"));
   return buildKernel(m, text, path);
 }
 

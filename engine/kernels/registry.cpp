@@ -234,14 +234,6 @@ std::optional<std::string> checkPoint(const KernelInfo& kernel, const ProblemSiz
     if (auto why = kernel.check_device(params, *device)) return "unsupported: " + *why;
   if (kernel.check_size)
     if (auto why = kernel.check_size(size, params)) return why;
-  // A grid over the device's limits would be refused by the driver, or worse.
-  if (kernel.backend == Backend::Vulkan && device)
-    for (const auto& step : dispatchSteps(kernel, size, params, *device))
-      for (int i = 0; i < 3; ++i)
-        if (step.groups[i] > device->max_workgroup_count[i])
-          return "a grid of " + std::to_string(step.groups[0]) + "x" + std::to_string(step.groups[1]) + "x" +
-                 std::to_string(step.groups[2]) + " workgroups: dimension " + "xyz"[i] + " is over maxComputeWorkGroupCount " +
-                 std::to_string(device->max_workgroup_count[i]);
   // Buffers over the device's limits are refused before anything is allocated.
   if (kernel.backend == Backend::Vulkan && device && kernel.buffers) {
     auto mib = [](uint64_t b) { return std::to_string((b + (1 << 20) - 1) >> 20) + " MiB"; };
@@ -256,6 +248,14 @@ std::optional<std::string> checkPoint(const KernelInfo& kernel, const ProblemSiz
                mib(device->max_allocation_size) + ")";
     }
   }
+  // A grid over the device's limits would be refused by the driver, or worse.
+  if (kernel.backend == Backend::Vulkan && device)
+    for (const auto& step : dispatchSteps(kernel, size, params, *device))
+      for (int i = 0; i < 3; ++i)
+        if (step.groups[i] > device->max_workgroup_count[i])
+          return "a grid of " + std::to_string(step.groups[0]) + "x" + std::to_string(step.groups[1]) + "x" +
+                 std::to_string(step.groups[2]) + " workgroups: dimension " + "xyz"[i] +
+                 " is over maxComputeWorkGroupCount " + std::to_string(device->max_workgroup_count[i]);
   return std::nullopt;
 }
 

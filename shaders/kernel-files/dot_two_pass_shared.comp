@@ -27,7 +27,7 @@ grid:        1, 1, 1
 # Scratch buffers follow the workload's (binding 3 on), sized in bytes.
 buffer:      scratch partial sums = (PREC / 8) * GROUPS
 shared:      (PREC / 8) * WG_X
-push:        N, GROUPS
+push:        N
 constraint:  WG_Y == 1 && WG_Z == 1 ; a 1-D workgroup (write e.g. 256x1)
 constraint:  WG_X >= 1 && 2 ^ floor(log2(WG_X)) == WG_X ; the workgroup size must be a power of two (tree reduction)
 */
@@ -43,7 +43,7 @@ layout(std430, binding = 0) readonly buffer BufX { REAL x[]; };
 layout(std430, binding = 1) readonly buffer BufY { REAL y[]; };
 layout(std430, binding = 2) writeonly buffer BufOut { REAL result[]; };
 layout(std430, binding = 3) buffer BufPartials { REAL partials[]; };
-layout(push_constant) uniform Args { uint N; uint GROUPS_PUSHED; };
+layout(push_constant) uniform Args { uint N; };  // GROUPS is a #define: a compile-time grid stride
 
 shared REAL tree[WG];
 
