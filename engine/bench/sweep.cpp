@@ -8,7 +8,9 @@ namespace ks {
 
 namespace {
 
-constexpr uint64_t kMaxDimension = 1ull << 24;
+// Sizes reach the shaders as 32-bit push constants; what fits in memory and in
+// a binding is the device's to say (checkPoint, Runner::whySkipped).
+constexpr uint64_t kMaxDimension = 0xFFFFFFFFull;
 constexpr size_t kMaxPoints = 100000;
 
 std::vector<std::string> split(const std::string& text, char sep) {
@@ -25,7 +27,7 @@ Result<uint64_t> parseSize(const std::string& token) {
   if (token[0] == '-') return makeError("negative size '" + token + "': sizes start at 1");
   if (!std::all_of(token.begin(), token.end(), [](unsigned char c) { return std::isdigit(c); }))
     return makeError("'" + token + "' is not a size (expected a positive integer)");
-  if (token.size() > 9) return makeError("size " + token + " is too large");
+  if (token.size() > 10) return makeError("size " + token + " is too large");
   const uint64_t v = std::stoull(token);
   if (v == 0) return makeError("size 0 is not allowed: sizes start at 1");
   if (v > kMaxDimension) return makeError("size " + token + " is over the limit of " + std::to_string(kMaxDimension));

@@ -194,6 +194,12 @@ std::optional<std::string> unsupportedReason(const KernelInfo& kernel, const vk:
 std::optional<std::string> checkPoint(const KernelInfo& kernel, const ProblemSize& size, const Params& params,
                                       const vk::DeviceInfo* device) {
   if (size.m == 0 || size.n == 0 || size.k == 0) return "sizes must be at least 1";
+  // Byte counts are 64-bit: refuse operands no memory could hold before they overflow.
+  const double most = std::max({double(size.m) * double(size.n), double(size.n) * double(size.k),
+                                double(size.m) * double(size.k)});
+  if (most > double(1ull << 40))
+    return "size " + size.str() + " has an operand of " + std::to_string(uint64_t(most)) +
+           " elements, more than any device's memory holds";
   // Without a device only the kernel's own rules are checked (e.g. a session
   // file read on another machine); the runner refuses GPU points itself.
   if (device)
