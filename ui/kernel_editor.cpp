@@ -166,14 +166,12 @@ void KernelEditor::buildUi() {
   toolbar_->addSeparator();
   toolbar_->addAction(compileAction_);
   toolbar_->addAction(runAction_);
-  // Short labels in the toolbar; the menu keeps the long ones.
-  for (QAction* a : {openAction_, saveAction_, saveAsAction_, compileAction_, runAction_}) {
-    if (auto* b = qobject_cast<QToolButton*>(toolbar_->widgetForAction(a))) {
-      QString t = a->text();
-      t.remove('&').remove(QStringLiteral("…")).remove(" Kernel File").remove(" Kernel");
-      b->setText(t);
-    }
-  }
+  // Short labels in the toolbar (icon text); the menu keeps the long ones.
+  openAction_->setIconText(tr("Open"));
+  saveAction_->setIconText(tr("Save"));
+  saveAsAction_->setIconText(tr("Save As"));
+  compileAction_->setIconText(tr("Compile"));
+  runAction_->setIconText(tr("Run"));
   header_ = new QLabel;
   header_->setObjectName("kernelEditorHeader");
   header_->setTextInteractionFlags(Qt::TextSelectableByMouse);

@@ -625,8 +625,12 @@ bool MainWindow::openKernelSource(const QString& id) {
 }
 
 void MainWindow::showKernelEditor() {
+  const bool first = editorDock_->isHidden() && !editorShown_;
   editorDock_->show();
   editorDock_->raise();
+  // GLSL wants width: the first time, the editor takes about half the window.
+  if (first && !editorDock_->isFloating()) resizeDocks({editorDock_}, {width() / 2}, Qt::Horizontal);
+  editorShown_ = true;
 }
 
 bool MainWindow::runKernelText(const QString& text, const QString& path) {

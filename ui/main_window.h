@@ -225,6 +225,7 @@ class MainWindow : public QMainWindow {
   QMenu* recentMenu_ = nullptr;
   KernelEditor* kernelEditor_ = nullptr;
   QDockWidget* editorDock_ = nullptr;
+  bool editorShown_ = false;  // sized once; later the user's size stays
 
   std::vector<ks::vk::DeviceInfo> devices_;
   std::optional<ks::vk::DeviceInfo> device_;  // the open device
