@@ -1037,6 +1037,7 @@ bool MainWindow::openBaseline(const QString& path) {
   }
   baseline_ = std::move(s.value());
   baselinePath_ = QFileInfo(path).absoluteFilePath();
+  rebuildKernelTree();  // loading registered the baseline's kernel files too
   for (auto* c : charts()) c->setOverlay(baseline_->points);
   refreshDerivedViews();
   log(tr("Baseline: %1 (%2 points from %3)")
