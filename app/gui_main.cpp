@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <map>
 
+#include "engine/kernels/kernel_file.h"
 #include "engine/session/session.h"
 #include "ui/chart_panel.h"
 #include "ui/main_window.h"
@@ -152,6 +153,9 @@ int main(int argc, char** argv) {
 
   ks::ui::MainWindow window;
   window.show();
+  // The user's kernel files, before a session: a session's own version of a
+  // kernel replaces the folder's. A file that does not load is logged, not fatal.
+  window.loadKernelDir(QString::fromStdString(ks::defaultKernelDir()));
   if (!args.positionalArguments().isEmpty()) window.openSession(args.positionalArguments().first());
   if (args.isSet("compare")) window.openBaseline(args.value("compare"));
   // Once the window is up: a sweep an earlier start lost (crash, kill) is offered back.

@@ -1,5 +1,8 @@
 #include "ui/engine_worker.h"
 
+#include <QFileInfo>
+#include <QRegularExpression>
+
 #include "engine/session/journal.h"
 
 namespace ks::ui {
@@ -14,6 +17,8 @@ void registerMetaTypes() {
   qRegisterMetaType<ks::PeakResult>();
   qRegisterMetaType<ks::DriftReport>();
   qRegisterMetaType<ks::Session>();
+  qRegisterMetaType<ks::CompileReport>();
+  qRegisterMetaType<std::vector<ks::SourceDiagnostic>>();
 }
 
 EngineWorker::EngineWorker() { registerMetaTypes(); }
@@ -136,6 +141,82 @@ void EngineWorker::measurePeaks() {
     return;
   }
   emit peaksFinished(*peaks);
+}
+
+namespace {
+// glslang closes every failed compile with "'' : compilation terminated" on
+// the last error's line: it names no problem of its own, so it is dropped
+// where another message says what is wrong.
+std::vector<ks::SourceDiagnostic> diagnosticsOf(const std::string& message) {
+  auto diagnostics = ks::sourceDiagnostics(message);
+  if (diagnostics.size() > 1)
+    std::erase_if(diagnostics,
+                  [](const ks::SourceDiagnostic& d) { return d.message == "'' : compilation terminated"; });
+  return diagnostics;
+}
+}  // namespace
+
+void EngineWorker::compileKernelText(int request, const QString& text, const QString& path) {
+  // Messages name the file by its name alone: sourceDiagnostics reads
+  // "name.comp:7: ..." and a folder with spaces or colons would hide the line.
+  QString name = QFileInfo(path).fileName();
+  if (name.isEmpty() || name.contains(QRegularExpression(R"([\s:])")) || !name.contains('.')) name = "kernel.comp";
+  auto kernel = ks::parseKernelFile(text.toStdString(), name.toStdString());
+  if (!kernel) {
+    const std::string& message = kernel.error().message;
+    emit kernelCompileFailed(request, QString::fromStdString(message), diagnosticsOf(message));
+    return;
+  }
+  compile(request, *kernel);
+}
+
+void EngineWorker::compileRegisteredKernel(int request, const QString& id) {
+  const ks::KernelInfo* kernel = ks::Registry::instance().find(id.toStdString());
+  if (!kernel) {
+    const QString message = tr("There is no kernel %1.").arg(id);
+    emit kernelCompileFailed(request, message, {{0, message.toStdString()}});
+    return;
+  }
+  compile(request, *kernel);
+}
+
+void EngineWorker::compile(int request, const ks::KernelInfo& kernel) {
+  auto fail = [&](const QString& message) {
+    emit kernelCompileFailed(request, message, diagnosticsOf(message.toStdString()));
+  };
+  reopenIfLost();
+  if (!device_) return fail(tr("No Vulkan device is open: there is nothing to compile for."));
+  if (kernel.backend != ks::Backend::Vulkan)
+    return fail(tr("%1 runs on the CPU: there is no shader to compile.").arg(QString::fromStdString(kernel.id)));
+  // The first size its rules take: the pipelines depend on the size only
+  // through the grid, so any legal one shows the same code.
+  const ks::Params params = kernel.defaultParams();
+  std::optional<ks::ProblemSize> size;
+  std::string why;
+  for (uint64_t n : {256, 512, 1024, 128, 2048, 64, 4096}) {
+    auto s = ks::problemSize(kernel, {n});
+    if (!s) {
+      why = s.error().message;
+      continue;
+    }
+    if (auto no = ks::checkPoint(kernel, *s, params, &device_->info())) {
+      why = *no;
+      continue;
+    }
+    size = *s;
+    break;
+  }
+  if (!size)
+    return fail(
+        tr("No size to compile %1 for: %2").arg(QString::fromStdString(kernel.id), QString::fromStdString(why)));
+  ks::Result<ks::CompileReport> report = ks::makeError("not compiled");
+  try {
+    report = ks::compileKernel(*device_, kernel, params, *size);
+  } catch (const std::exception& e) {
+    return fail(tr("Compiling stopped on an internal error: %1").arg(e.what()));
+  }
+  if (!report) return fail(QString::fromStdString(report.error().message));
+  emit kernelCompiled(request, *report);
 }
 
 }  // namespace ks::ui

@@ -33,6 +33,11 @@ class EngineWorker : public QObject {
   // starting with `header`: the session as it stands before its first point.
   void journalNextRun(const ks::Session& header, const QString& path);
   void measurePeaks();  // the open device's peaks (Stop cancels)
+  // Compiles a kernel file's text (not registered) or a registered kernel on
+  // the open device, at a size its rules accept, with its default parameters.
+  // `request` comes back with the answer so that the editor can drop stale ones.
+  void compileKernelText(int request, const QString& text, const QString& path);
+  void compileRegisteredKernel(int request, const QString& id);
 
  signals:
   void devicesReady(const std::vector<ks::vk::DeviceInfo>& devices, int selected, const ks::cpu::HostInfo& host);
@@ -47,9 +52,13 @@ class EngineWorker : public QObject {
   void peaksFailed(const QString& message);    // translated; cancelled included
   void errorOccurred(const QString& message);  // translated, for the user
   void journalFailed(const QString& message);  // the run goes on without its journal
+  void kernelCompiled(int request, const ks::CompileReport& report);
+  // Translated; `diagnostics` place the errors on lines of the kernel's file.
+  void kernelCompileFailed(int request, const QString& message, const std::vector<ks::SourceDiagnostic>& diagnostics);
 
  private:
   void reopenIfLost();
+  void compile(int request, const ks::KernelInfo& kernel);
   std::shared_ptr<ks::vk::Instance> instance_;
   std::unique_ptr<ks::vk::Device> device_;
   std::atomic<bool> cancel_{false};

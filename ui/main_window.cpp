@@ -10,6 +10,7 @@
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QDir>
+#include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -32,6 +33,7 @@
 #include <QSplitter>
 #include <QStandardPaths>
 #include <QStatusBar>
+#include <QStyle>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTableWidget>
@@ -39,14 +41,17 @@
 #include <QTreeWidget>
 #include <QVBoxLayout>
 #include <map>
+#include <set>
 
 #include "engine/bench/complexity.h"
 #include "engine/bench/report.h"
 #include "engine/bench/roofline.h"
+#include "engine/kernels/kernel_file.h"
 #include "engine/kernels/registry.h"
 #include "engine/session/journal.h"
 #include "ui/compare_panel.h"
 #include "ui/engine_worker.h"
+#include "ui/kernel_editor.h"
 #include "ui/results_model.h"
 #include "ui/roofline_chart.h"
 #include "ui/sweep_editor.h"
@@ -114,6 +119,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(worker_, &EngineWorker::deviceFailed, this, [this] {
     devicePending_ = false;
     device_.reset();
+    kernelEditor_->setDeviceName(QString());
     sweep_->setDevice(device_);
     updateDevicePanel();
     refreshKernelTree();
@@ -123,6 +129,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(worker_, &EngineWorker::progress, this, &MainWindow::onProgress);
   connect(worker_, &EngineWorker::runFinished, this, &MainWindow::onRunFinished);
   connect(worker_, &EngineWorker::errorOccurred, this, &MainWindow::onEngineError);
+  connect(kernelEditor_, &KernelEditor::compileRequested, worker_, &EngineWorker::compileKernelText);
+  connect(kernelEditor_, &KernelEditor::compileRegisteredRequested, worker_, &EngineWorker::compileRegisteredKernel);
+  connect(worker_, &EngineWorker::kernelCompiled, kernelEditor_, &KernelEditor::showCompiled);
+  connect(worker_, &EngineWorker::kernelCompileFailed, kernelEditor_, &KernelEditor::showCompileFailed);
   engineThread_.setObjectName("engine");
   engineThread_.start();
   QMetaObject::invokeMethod(worker_, &EngineWorker::initialize, Qt::QueuedConnection);
@@ -188,24 +198,12 @@ void MainWindow::buildUi() {
   kernelTree_->setHeaderLabels({tr("Kernel"), tr("Title")});
   kernelTree_->setRootIsDecorated(true);
   kernelTree_->setUniformRowHeights(true);
-  std::map<std::string, QTreeWidgetItem*> families;
-  for (const auto& k : ks::Registry::instance().all()) {
-    QTreeWidgetItem*& family = families[k.family];
-    if (!family) {
-      family = new QTreeWidgetItem(kernelTree_, {QString::fromStdString(k.family)});
-      family->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable | Qt::ItemIsAutoTristate);
-      family->setCheckState(0, Qt::Unchecked);
-      family->setExpanded(true);
-    }
-    auto* item = new QTreeWidgetItem(family, {QString::fromStdString(k.id), QString::fromStdString(k.title)});
-    item->setData(0, kKernelIdRole, QString::fromStdString(k.id));
-    item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable | Qt::ItemIsSelectable);
-    const bool preset =
-        std::find(std::begin(kDefaultKernels), std::end(kDefaultKernels), k.id) != std::end(kDefaultKernels);
-    item->setCheckState(0, preset ? Qt::Checked : Qt::Unchecked);
-  }
-  kernelTree_->resizeColumnToContents(0);
+  QStringList preset;
+  for (const char* id : kDefaultKernels) preset << id;
+  rebuildKernelTree(preset);
   connect(kernelTree_, &QTreeWidget::itemChanged, this, [this] { updateRunState(); });
+  kernelTree_->setContextMenuPolicy(Qt::CustomContextMenu);
+  connect(kernelTree_, &QTreeWidget::customContextMenuRequested, this, &MainWindow::showKernelMenu);
   kernelLayout->addWidget(kernelTree_);
 
   auto* sweepGroup = new QGroupBox(tr("Sweep"));
@@ -378,6 +376,22 @@ void MainWindow::buildUi() {
   eta_ = new QLabel;
   statusBar()->addPermanentWidget(eta_);
   statusBar()->addPermanentWidget(progress_);
+
+  // The kernel editor docks on the right (or floats); Kernel > Kernel Editor shows it.
+  kernelEditor_ = new KernelEditor;
+  editorDock_ = new QDockWidget(tr("Kernel editor"), this);
+  editorDock_->setObjectName("kernelEditorDock");
+  editorDock_->setWidget(kernelEditor_);
+  addDockWidget(Qt::RightDockWidgetArea, editorDock_);
+  editorDock_->hide();
+  connect(kernelEditor_, &KernelEditor::titleChanged, editorDock_,
+          [this](const QString& title) { editorDock_->setWindowTitle(tr("Kernel editor — %1").arg(title)); });
+  connect(kernelEditor_, &KernelEditor::documentLoaded, this, &MainWindow::showKernelEditor);
+  connect(kernelEditor_, &KernelEditor::runRequested, this, &MainWindow::runKernelText);
+  connect(kernelEditor_, &KernelEditor::runRegisteredRequested, this, &MainWindow::runCheckedKernel);
+  // Compiling or running from the menu while the editor is hidden shows it.
+  connect(kernelEditor_->compileAction(), &QAction::triggered, this, &MainWindow::showKernelEditor);
+  connect(kernelEditor_->runAction(), &QAction::triggered, this, &MainWindow::showKernelEditor);
 }
 
 void MainWindow::buildMenus() {
@@ -401,6 +415,28 @@ void MainWindow::buildMenus() {
   run->addAction(tr("&Stop"), QKeySequence("Ctrl+."), this, &MainWindow::stopRun);
   run->addSeparator();
   run->addAction(tr("Measure &Peaks"), this, &MainWindow::measurePeaks);
+
+  // One set of actions: the editor's toolbar and this menu share them (and their shortcuts).
+  QMenu* kernel = menuBar()->addMenu(tr("&Kernel"));
+  QAction* toggle = editorDock_->toggleViewAction();
+  toggle->setText(tr("Kernel &Editor"));
+  toggle->setShortcut(QKeySequence("Ctrl+E"));
+  kernel->addAction(toggle);
+  kernel->addSeparator();
+  kernel->addMenu(kernelEditor_->templateMenu());
+  kernel->addAction(kernelEditor_->openAction());
+  kernel->addAction(kernelEditor_->saveAction());
+  kernel->addAction(kernelEditor_->saveAsAction());
+  kernel->addSeparator();
+  kernel->addAction(kernelEditor_->compileAction());
+  kernel->addAction(kernelEditor_->runAction());
+  kernel->addSeparator();
+  kernel->addAction(tr("Re&load My Kernel Folder"), this,
+                    [this] { loadKernelDir(QString::fromStdString(ks::defaultKernelDir())); });
+  kernel->addAction(tr("Load Kernel &Folder…"), this, [this] {
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Load kernel files (*.comp) from"));
+    if (!dir.isEmpty()) loadKernelDir(dir);
+  });
 }
 
 // ------------------------------------------------------------------ engine
@@ -428,6 +464,7 @@ void MainWindow::onDevicesReady(const std::vector<ks::vk::DeviceInfo>& devices, 
 void MainWindow::onDeviceOpened(const ks::vk::DeviceInfo& device) {
   devicePending_ = false;
   device_ = device;
+  kernelEditor_->setDeviceName(QString::fromStdString(device.name));
   for (int i = 0; i < deviceBox_->count(); ++i)
     if (deviceBox_->itemData(i).toInt() == int(device.index)) deviceBox_->setCurrentIndex(i);
   sweep_->setDevice(device_);
@@ -516,6 +553,132 @@ void MainWindow::updateDevicePanel() {
   if (!measuringPeaks_) peaksLabel_->setText(peaks);
 }
 
+// The tree from the registry as it is now (kernel files come and go); the
+// user's checks and collapsed families stay as they were.
+void MainWindow::rebuildKernelTree(const QStringList& checked) {
+  std::set<QString> collapsed;
+  for (int f = 0; f < kernelTree_->topLevelItemCount(); ++f)
+    if (!kernelTree_->topLevelItem(f)->isExpanded()) collapsed.insert(kernelTree_->topLevelItem(f)->text(0));
+  QSignalBlocker block(kernelTree_);
+  kernelTree_->clear();
+  std::map<std::string, QTreeWidgetItem*> families;
+  for (const auto& k : ks::Registry::instance().all()) {
+    QTreeWidgetItem*& family = families[k.family];
+    if (!family) {
+      family = new QTreeWidgetItem(kernelTree_, {QString::fromStdString(k.family)});
+      family->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable | Qt::ItemIsAutoTristate);
+      family->setCheckState(0, Qt::Unchecked);
+    }
+    const QString id = QString::fromStdString(k.id);
+    auto* item = new QTreeWidgetItem(family, {id, QString::fromStdString(k.title)});
+    item->setData(0, kKernelIdRole, id);
+    item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable | Qt::ItemIsSelectable);
+    if (k.user) {  // a kernel file: italic, with a file icon
+      QFont italic = item->font(0);
+      italic.setItalic(true);
+      item->setFont(0, italic);
+      item->setFont(1, italic);
+      item->setIcon(0, style()->standardIcon(QStyle::SP_FileIcon));
+    }
+    item->setCheckState(0, checked.contains(id) ? Qt::Checked : Qt::Unchecked);
+  }
+  for (int f = 0; f < kernelTree_->topLevelItemCount(); ++f)
+    kernelTree_->topLevelItem(f)->setExpanded(!collapsed.count(kernelTree_->topLevelItem(f)->text(0)));
+  kernelTree_->resizeColumnToContents(0);
+  refreshKernelTree();
+}
+
+void MainWindow::rebuildKernelTree() {
+  QStringList checked;
+  for (int f = 0; f < kernelTree_->topLevelItemCount(); ++f)
+    for (int i = 0; i < kernelTree_->topLevelItem(f)->childCount(); ++i)
+      if (kernelTree_->topLevelItem(f)->child(i)->checkState(0) == Qt::Checked)
+        checked << kernelTree_->topLevelItem(f)->child(i)->data(0, kKernelIdRole).toString();
+  rebuildKernelTree(checked);
+}
+
+void MainWindow::showKernelMenu(const QPoint& pos) {
+  QTreeWidgetItem* item = kernelTree_->itemAt(pos);
+  if (!item || item->data(0, kKernelIdRole).isNull()) return;
+  const QString id = item->data(0, kKernelIdRole).toString();
+  const ks::KernelInfo* k = ks::Registry::instance().find(id.toStdString());
+  if (!k) return;
+  QMenu menu;
+  if (k->user) {
+    menu.addAction(tr("Open Source in the Kernel Editor"), this, [this, id] { openKernelSource(id); });
+  } else {
+    QAction* show =
+        menu.addAction(tr("Show Source and Pipeline Statistics"), this, [this, id] { openKernelSource(id); });
+    if (k->backend != ks::Backend::Vulkan) {
+      show->setEnabled(false);
+      show->setText(tr("Runs on the CPU: no shader"));
+    }
+  }
+  menu.exec(kernelTree_->viewport()->mapToGlobal(pos));
+}
+
+bool MainWindow::openKernelSource(const QString& id) {
+  const ks::KernelInfo* k = ks::Registry::instance().find(id.toStdString());
+  if (!k) return false;
+  showKernelEditor();
+  return k->user ? kernelEditor_->showUserKernel(*k) : kernelEditor_->showBuiltin(*k);
+}
+
+void MainWindow::showKernelEditor() {
+  const bool first = editorDock_->isHidden() && !editorShown_;
+  editorDock_->show();
+  editorDock_->raise();
+  // GLSL wants width: the first time, the editor takes about half the window.
+  if (first && !editorDock_->isFloating()) resizeDocks({editorDock_}, {width() / 2}, Qt::Horizontal);
+  editorShown_ = true;
+}
+
+bool MainWindow::runKernelText(const QString& text, const QString& path) {
+  if (running_ || measuringPeaks_ || devicePending_) {
+    showError(tr("Cannot run the kernel"), tr("Wait for the running sweep (or the device) first."));
+    return false;
+  }
+  auto kernel = ks::parseKernelFile(text.toStdString(), path.isEmpty() ? "kernel.comp" : path.toStdString());
+  if (!kernel) {
+    showError(tr("Cannot run the kernel"), QString::fromStdString(kernel.error().message));
+    return false;
+  }
+  kernel->source_path = path.toStdString();  // "" for a buffer that was never saved
+  auto added = ks::Registry::instance().addUserKernel(std::move(*kernel));
+  if (!added) {
+    showError(tr("Cannot run the kernel"), QString::fromStdString(added.error().message));
+    return false;
+  }
+  const QString id = QString::fromStdString((*added)->id);
+  log(tr("Kernel %1 registered from %2").arg(id, path.isEmpty() ? tr("the editor") : path));
+  rebuildKernelTree();
+  setKernelChecked(id, true);
+  updateRunState();
+  return runCheckedKernel(id);
+}
+
+bool MainWindow::runCheckedKernel(const QString& id) {
+  setKernelChecked(id, true);
+  updateRunState();
+  if (!checkedKernels().contains(id)) {
+    showError(tr("Cannot run the kernel"), tr("%1 cannot run on this device.").arg(id));
+    return false;
+  }
+  startRun();
+  return running_;
+}
+
+void MainWindow::loadKernelDir(const QString& dir) {
+  if (!QFileInfo(dir).isDir()) return;
+  const auto loaded = ks::registerKernelDir(dir.toStdString());
+  for (const auto& e : loaded.errors) log(tr("Kernel file not loaded: %1").arg(QString::fromStdString(e)));
+  if (!loaded.errors.empty())
+    statusBar()->showMessage(
+        tr("%n kernel file(s) in %1 did not load: see the Log tab", "", int(loaded.errors.size())).arg(dir), 15000);
+  if (!loaded.kernels.empty()) log(tr("Loaded %n kernel file(s) from %1", "", int(loaded.kernels.size())).arg(dir));
+  rebuildKernelTree();
+}
+
 void MainWindow::refreshKernelTree() {
   const ks::vk::DeviceInfo* dev = device_ ? &*device_ : nullptr;
   QSignalBlocker block(kernelTree_);
@@ -528,13 +691,21 @@ void MainWindow::refreshKernelTree() {
       if (k->backend == ks::Backend::Vulkan) {
         if (!dev)
           why = devices_.empty() ? "no Vulkan device" : "no device open";
+        else if (auto size = ks::problemSize(*k, {256}); !size)
+          why = size.error().message;
         else
-          why = ks::checkPoint(*k, ks::problemSize(*k, {256}).value(), k->defaultParams(), dev);
+          why = ks::checkPoint(*k, *size, k->defaultParams(), dev);
       }
-      QString tip = QString("<b>%1</b><br>%2<br><i>%3</i><br>Origin: %4<br>Constraints: %5")
-                        .arg(QString::fromStdString(k->id), QString::fromStdString(k->title),
-                             QString::fromStdString(k->description), QString::fromStdString(k->origin),
-                             QString::fromStdString(k->constraints));
+      QString tip;
+      if (k->user)  // where the kernel file lives (a session's may not be on this machine)
+        tip = k->source_path.empty() || !QFileInfo::exists(QString::fromStdString(k->source_path))
+                  ? tr("<b>Kernel file</b> %1 (not on disk here: from a session or the editor)<br>")
+                        .arg(QString::fromStdString(k->source_path).toHtmlEscaped())
+                  : tr("<b>Kernel file</b> %1<br>").arg(QString::fromStdString(k->source_path).toHtmlEscaped());
+      tip += QString("<b>%1</b><br>%2<br><i>%3</i><br>Origin: %4<br>Constraints: %5")
+                 .arg(QString::fromStdString(k->id), QString::fromStdString(k->title),
+                      QString::fromStdString(k->description), QString::fromStdString(k->origin),
+                      QString::fromStdString(k->constraints));
       for (const auto& t : k->tunables) {
         QStringList values;
         for (int v : t.values) values << QString::number(v);
@@ -551,7 +722,7 @@ void MainWindow::refreshKernelTree() {
         tip += tr("<br><b>Unsupported here:</b> %1").arg(reason.toHtmlEscaped());
       } else {
         item->setDisabled(false);
-        item->setText(1, QString::fromStdString(k->title));
+        item->setText(1, QString::fromStdString(k->title) + (k->user ? tr("  (file)") : QString()));
       }
       item->setToolTip(0, tip);
       item->setToolTip(1, tip);
@@ -591,6 +762,7 @@ void MainWindow::updateRunState() {
                          : sweep_->isValid() ? tr("Run the sweep (Ctrl+R)")
                                              : sweep_->errorText());
   stopButton_->setEnabled(running_ || measuringPeaks_);
+  if (kernelEditor_) kernelEditor_->setEngineBusy(running_ || measuringPeaks_);
   deviceBox_->setEnabled(!running_ && !measuringPeaks_ && !devices_.empty());
   peaksButton_->setEnabled(device_ && !running_ && !measuringPeaks_ && !devicePending_);
 }
@@ -609,6 +781,9 @@ void MainWindow::startRun() {
   session_ = ks::newSession();
   session_.device = device_;
   session_.plan = *plan;
+  // The kernel files as they are now: an edit made during the sweep does not
+  // change what the session says it measured.
+  ks::embedKernelFiles(session_);
   sessionFromFile_ = false;
   // Only peaks measured in this app run: a file's peaks may be another day's (or driver's).
   if (device_)
@@ -862,6 +1037,7 @@ bool MainWindow::openBaseline(const QString& path) {
   }
   baseline_ = std::move(s.value());
   baselinePath_ = QFileInfo(path).absoluteFilePath();
+  rebuildKernelTree();  // loading registered the baseline's kernel files too
   for (auto* c : charts()) c->setOverlay(baseline_->points);
   refreshDerivedViews();
   log(tr("Baseline: %1 (%2 points from %3)")
@@ -904,6 +1080,11 @@ bool MainWindow::confirmDiscard() {
       QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
   if (answer == QMessageBox::Save) return save();
   return answer == QMessageBox::Discard;
+}
+
+void MainWindow::setAskBeforeDiscard(bool ask) {
+  askBeforeDiscard_ = ask;
+  kernelEditor_->setAskBeforeDiscard(ask);
 }
 
 void MainWindow::showError(const QString& title, const QString& message) {
@@ -965,6 +1146,7 @@ bool MainWindow::openSession(const QString& path) {
 }
 
 void MainWindow::showLoadedSession() {
+  rebuildKernelTree();  // loading registered the session's kernel files
   model_->setMeasurements(session_.points);
   applyPeaks();
   showDrift();
@@ -1263,7 +1445,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     event->ignore();
     return;
   }
-  if (!confirmDiscard()) {
+  if (!confirmDiscard() || !kernelEditor_->confirmDiscard()) {
     closePending_ = false;
     event->ignore();
     return;

@@ -16,6 +16,7 @@
 #include "ui/metatypes.h"
 
 class QComboBox;
+class QDockWidget;
 class QLabel;
 class QLockFile;
 class QPlainTextEdit;
@@ -36,6 +37,7 @@ namespace ks::ui {
 
 class ComparePanel;
 class EngineWorker;
+class KernelEditor;
 class ResultsModel;
 class RooflineChart;
 class SweepEditor;
@@ -60,7 +62,7 @@ class MainWindow : public QMainWindow {
   // The peaks that apply to the session's points: measured on its device.
   const ks::DevicePeaks* sessionPeaks() const { return session_.peaks ? &*session_.peaks : nullptr; }
   // Tests and scripted use turn off the "discard unsaved changes?" question.
-  void setAskBeforeDiscard(bool ask) { askBeforeDiscard_ = ask; }
+  void setAskBeforeDiscard(bool ask);  // also the kernel editor's
 
   // Every run is journaled (engine/session/journal.h) to a file in this folder
   // (default: the app's data folder / journal); the journal goes once the
@@ -101,6 +103,20 @@ class MainWindow : public QMainWindow {
 
   void setKernelChecked(const QString& id, bool checked);
   QStringList checkedKernels() const;
+
+  // Kernel files. The editor compiles on the engine thread and runs through
+  // the same path as any kernel (registry -> tree -> sweep).
+  KernelEditor* kernelEditor() const { return kernelEditor_; }
+  QDockWidget* kernelEditorDock() const { return editorDock_; }
+  // Registers every *.comp of the folder (errors go to the log) and refreshes the tree.
+  void loadKernelDir(const QString& dir);
+  // A built-in kernel's shader (read-only, compiled for its statistics) or a
+  // kernel file's text in the editor.
+  bool openKernelSource(const QString& id);
+  // Registers the text as a kernel file, checks it in the tree and starts the sweep.
+  bool runKernelText(const QString& text, const QString& path);
+  bool runCheckedKernel(const QString& id);
+  void showKernelEditor();
 
  public slots:
   void startRun();
@@ -153,6 +169,9 @@ class MainWindow : public QMainWindow {
                      // peaks to the table, the roofline and the device panel
   const ks::DevicePeaks* devicePeaks() const;  // of the open device, if measured or loaded
   void refreshKernelTree();
+  void rebuildKernelTree();  // from the registry, keeping the checks
+  void rebuildKernelTree(const QStringList& checked);
+  void showKernelMenu(const QPoint& pos);
   void updateRunState();
   void updateDevicePanel();
   void setDirty(bool dirty);
@@ -204,6 +223,9 @@ class MainWindow : public QMainWindow {
   QProgressBar* progress_ = nullptr;
   QLabel* eta_ = nullptr;
   QMenu* recentMenu_ = nullptr;
+  KernelEditor* kernelEditor_ = nullptr;
+  QDockWidget* editorDock_ = nullptr;
+  bool editorShown_ = false;  // sized once; later the user's size stays
 
   std::vector<ks::vk::DeviceInfo> devices_;
   std::optional<ks::vk::DeviceInfo> device_;  // the open device

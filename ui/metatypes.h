@@ -4,9 +4,11 @@
 #include <QMetaType>
 #include <vector>
 
+#include "engine/bench/compile.h"
 #include "engine/bench/peaks.h"
 #include "engine/bench/runner.h"
 #include "engine/cpu/cpu_info.h"
+#include "engine/kernels/kernel_file.h"
 #include "engine/session/session.h"
 #include "engine/vulkan/context.h"
 
@@ -19,6 +21,8 @@ Q_DECLARE_METATYPE(ks::DevicePeaks)
 Q_DECLARE_METATYPE(ks::PeakResult)
 Q_DECLARE_METATYPE(ks::DriftReport)
 Q_DECLARE_METATYPE(ks::Session)
+Q_DECLARE_METATYPE(ks::CompileReport)
+Q_DECLARE_METATYPE(std::vector<ks::SourceDiagnostic>)
 
 namespace ks::ui {
 void registerMetaTypes();
