@@ -408,3 +408,19 @@ TEST(KernelFile, UserKernelsJoinTheRegistryAndReplaceTheirOwnEarlierVersion) {
   KernelInfo clash = *reg.find("gemm.naive");
   EXPECT_FALSE(reg.addUserKernel(clash).ok());
 }
+
+TEST(KernelFile, DiagnosticsAreReadFromGlslangAndManifestMessages) {
+  const std::string glslang =
+      "GLSL parse failed for my gemm.comp: line 74: 'tileQ' : undeclared identifier\n"
+      "ERROR: my gemm.comp:74: 'tileQ' : undeclared identifier\n"
+      "ERROR: my gemm.comp:74: '' : compilation terminated\n"
+      "ERROR: my gemm.comp:80: 'x' : no such field\n"
+      "  74: acc += tileQ[0];\n";
+  const auto d = sourceDiagnostics(glslang);
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0], (SourceDiagnostic{74, "'tileQ' : undeclared identifier"}));
+  EXPECT_EQ(d[1], (SourceDiagnostic{80, "'x' : no such field"}));
+  EXPECT_EQ(sourceDiagnostics("my kernels/a b.comp:7: grid: missing"),
+            (std::vector<SourceDiagnostic>{{7, "grid: missing"}}));
+  EXPECT_EQ(sourceDiagnostics("the device was lost"), (std::vector<SourceDiagnostic>{{0, "the device was lost"}}));
+}

@@ -143,19 +143,6 @@ void EngineWorker::measurePeaks() {
   emit peaksFinished(*peaks);
 }
 
-namespace {
-// glslang closes every failed compile with "'' : compilation terminated" on
-// the last error's line: it names no problem of its own, so it is dropped
-// where another message says what is wrong.
-std::vector<ks::SourceDiagnostic> diagnosticsOf(const std::string& message) {
-  auto diagnostics = ks::sourceDiagnostics(message);
-  if (diagnostics.size() > 1)
-    std::erase_if(diagnostics,
-                  [](const ks::SourceDiagnostic& d) { return d.message == "'' : compilation terminated"; });
-  return diagnostics;
-}
-}  // namespace
-
 void EngineWorker::compileKernelText(int request, const QString& text, const QString& path) {
   // Messages name the file by its name alone: sourceDiagnostics reads
   // "name.comp:7: ..." and a folder with spaces or colons would hide the line.
@@ -164,7 +151,7 @@ void EngineWorker::compileKernelText(int request, const QString& text, const QSt
   auto kernel = ks::parseKernelFile(text.toStdString(), name.toStdString());
   if (!kernel) {
     const std::string& message = kernel.error().message;
-    emit kernelCompileFailed(request, QString::fromStdString(message), diagnosticsOf(message));
+    emit kernelCompileFailed(request, QString::fromStdString(message), ks::sourceDiagnostics(message));
     return;
   }
   compile(request, *kernel);
@@ -182,7 +169,7 @@ void EngineWorker::compileRegisteredKernel(int request, const QString& id) {
 
 void EngineWorker::compile(int request, const ks::KernelInfo& kernel) {
   auto fail = [&](const QString& message) {
-    emit kernelCompileFailed(request, message, diagnosticsOf(message.toStdString()));
+    emit kernelCompileFailed(request, message, ks::sourceDiagnostics(message.toStdString()));
   };
   reopenIfLost();
   if (!device_) return fail(tr("No Vulkan device is open: there is nothing to compile for."));

@@ -659,9 +659,9 @@ std::vector<SourceDiagnostic> sourceDiagnostics(const std::string& error_message
   std::stringstream ss(error_message);
   std::string line;
   // glslang: "ERROR: 0:23: 'x' : undeclared identifier"; manifest: "file.comp:7: grid: ..."
-  static const std::regex glslang(R"((?:ERROR|WARNING): [^:\s]*:(\d+): (.*))");
+  static const std::regex glslang(R"((?:ERROR|WARNING): .*?:(\d+): (.*))");
   static const std::regex headline(R"(GLSL .* failed for .*: line \d+: .*)");  // repeats the first ERROR
-  static const std::regex manifest(R"([^:\s]+\.[A-Za-z0-9]+:(\d+): (.*))");
+  static const std::regex manifest(R"(.*?\.[A-Za-z0-9]+:(\d+): (.*))");        // names may hold spaces
   while (std::getline(ss, line)) {
     std::smatch m;
     if (std::regex_match(line, headline)) continue;
@@ -670,6 +670,10 @@ std::vector<SourceDiagnostic> sourceDiagnostics(const std::string& error_message
       if (std::find(out.begin(), out.end(), d) == out.end()) out.push_back(d);
     }
   }
+  // glslang's "'' : compilation terminated" follows a real error; alone it is all there is.
+  if (out.size() > 1)
+    std::erase_if(
+        out, [](const SourceDiagnostic& d) { return d.message.find("compilation terminated") != std::string::npos; });
   if (out.empty() && !error_message.empty()) {
     std::stringstream first(error_message);
     std::getline(first, line);
