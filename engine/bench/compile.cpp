@@ -14,15 +14,9 @@ Result<CompileReport> compileKernel(vk::Device& device, const KernelInfo& kernel
   report.size = s;
   const uint32_t buffer_count = kernel.buffers ? uint32_t(kernel.buffers(s, params).size()) : 3;
   for (const auto& step : dispatchSteps(kernel, s, params, device.info())) {
-    vk::PipelineDesc desc;
-    desc.name = step.shader;
-    desc.source = step.source.empty() ? shaderSource(step.shader) : step.source;
-    if (desc.source.empty()) return makeError("shader " + step.shader + " is not embedded in this build");
-    desc.defines = step.defines;
-    desc.spec_constants = step.spec_constants;
-    desc.buffer_count = buffer_count;
-    desc.push_constant_bytes = 32;
-    auto pipeline = device.pipeline(desc);
+    auto desc = pipelineDesc(step, buffer_count);
+    if (!desc) return desc.error();
+    auto pipeline = device.pipeline(*desc);
     if (!pipeline) return pipeline.error();
     CompiledPass pass;
     for (const auto& [k, v] : step.defines) pass.defines += (pass.defines.empty() ? "" : " ") + k + "=" + v;

@@ -323,26 +323,15 @@ Measurement Runner::runGpu(const KernelInfo& kernel, const PlanItem& item, const
 
   std::vector<vk::Device::RecordedStep> recorded;
   for (const auto& step : dispatchSteps(kernel, item.size, item.params, dev)) {
-    vk::PipelineDesc desc;
-    desc.name = step.shader;
-    desc.source = step.source.empty() ? shaderSource(step.shader) : step.source;
-    if (desc.source.empty()) return fail("shader " + step.shader + " is not embedded in this build");
-    desc.defines = step.defines;
-    desc.spec_constants = step.spec_constants;
-    desc.buffer_count = uint32_t(buffers.size());
-    desc.push_constant_bytes = 32;
-    auto pipeline = device_->pipeline(desc);
+    auto desc = pipelineDesc(step, uint32_t(buffers.size()));
+    if (!desc) return fail(desc.error().message);
+    auto pipeline = device_->pipeline(*desc);
     if (!pipeline) return fail(pipeline.error().message);
     recorded.push_back({*pipeline, step.groups, step.push});
-    uint64_t h = 1469598103934665603ull;  // FNV-1a over the source and defines: what the result depends on
-    auto mix = [&h](const std::string& text) {
-      for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
-    };
-    mix(desc.source);
-    for (const auto& [name, value] : desc.defines) mix(name + "=" + value + ";");
-    char hex[17];
-    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-    m.shader_hash += (m.shader_hash.empty() ? "" : ";") + std::string(hex);
+    // What the result depends on: the source and the defines.
+    std::string hashed = desc->source;
+    for (const auto& [name, value] : desc->defines) hashed += name + "=" + value + ";";
+    m.shader_hash += (m.shader_hash.empty() ? "" : ";") + textHash(hashed);
     for (const auto& [name, value] : (*pipeline)->statistics)
       m.pipeline_stats += (m.pipeline_stats.empty() ? "" : "; ") + name + "=" + value;
   }

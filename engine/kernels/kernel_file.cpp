@@ -682,12 +682,4 @@ std::vector<SourceDiagnostic> sourceDiagnostics(const std::string& error_message
   return out;
 }
 
-std::string textHash(const std::string& text) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  return hex;
-}
-
 }  // namespace ks

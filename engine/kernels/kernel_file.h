@@ -48,7 +48,4 @@ struct SourceDiagnostic {
 };
 std::vector<SourceDiagnostic> sourceDiagnostics(const std::string& error_message);
 
-// FNV-1a 64 of a text, 16 hex digits.
-std::string textHash(const std::string& text);
-
 }  // namespace ks

@@ -118,6 +118,26 @@ std::vector<DispatchStep> dispatchSteps(const KernelInfo& kernel, const ProblemS
   return {step};
 }
 
+Result<vk::PipelineDesc> pipelineDesc(const DispatchStep& step, uint32_t buffer_count) {
+  vk::PipelineDesc desc;
+  desc.name = step.shader;
+  desc.source = step.source.empty() ? shaderSource(step.shader) : step.source;
+  if (desc.source.empty()) return makeError("shader " + step.shader + " is not embedded in this build");
+  desc.defines = step.defines;
+  desc.spec_constants = step.spec_constants;
+  desc.buffer_count = buffer_count;
+  desc.push_constant_bytes = 32;
+  return desc;
+}
+
+std::string textHash(const std::string& text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
+
 Result<ProblemSize> problemSize(const KernelInfo& kernel, const SizeSpec& spec) {
   const auto& d = spec.dims;
   ProblemSize s;
@@ -195,8 +215,8 @@ std::optional<std::string> checkPoint(const KernelInfo& kernel, const ProblemSiz
                                       const vk::DeviceInfo* device) {
   if (size.m == 0 || size.n == 0 || size.k == 0) return "sizes must be at least 1";
   // Byte counts are 64-bit: refuse operands no memory could hold before they overflow.
-  const double most = std::max({double(size.m) * double(size.n), double(size.n) * double(size.k),
-                                double(size.m) * double(size.k)});
+  const double most =
+      std::max({double(size.m) * double(size.n), double(size.n) * double(size.k), double(size.m) * double(size.k)});
   if (most > double(1ull << 40))
     return "size " + size.str() + " has an operand of " + std::to_string(uint64_t(most)) +
            " elements, more than any device's memory holds";

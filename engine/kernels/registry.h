@@ -168,6 +168,14 @@ std::optional<std::string> checkPoint(const KernelInfo& kernel, const ProblemSiz
 std::vector<DispatchStep> dispatchSteps(const KernelInfo& kernel, const ProblemSize& size, const Params& params,
                                         const vk::DeviceInfo& device);
 
+// The pipeline of one dispatch: its shader (embedded, or a kernel file's own
+// text), defines and specialization constants, `buffer_count` storage buffers
+// and 32 bytes of push constants. Fails when the shader is not in this build.
+Result<vk::PipelineDesc> pipelineDesc(const DispatchStep& step, uint32_t buffer_count);
+
+// FNV-1a 64 of a text, 16 hex digits (shader hashes, kernel-file hashes).
+std::string textHash(const std::string& text);
+
 // Maps a typed size onto this kernel's problem size, or says why it cannot.
 Result<ProblemSize> problemSize(const KernelInfo& kernel, const SizeSpec& spec);
 

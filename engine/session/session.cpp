@@ -371,15 +371,18 @@ Result<DriftReport> driftFromJson(const json& d, const Plan& plan, const vk::Dev
   return report;
 }
 
-void embedKernelFiles(Session& s) {
+std::vector<EmbeddedKernel> kernelFilesOf(const Session& s) {
+  std::vector<EmbeddedKernel> files = s.kernel_files;
   for (const auto& item : s.plan.items) {
     const KernelInfo* k = Registry::instance().find(item.kernel);
     if (!k || !k->user) continue;
-    const bool have = std::any_of(s.kernel_files.begin(), s.kernel_files.end(),
-                                  [&](const EmbeddedKernel& e) { return e.id == k->id; });
-    if (!have) s.kernel_files.push_back({k->id, k->source_path, k->source});
+    if (std::none_of(files.begin(), files.end(), [&](const EmbeddedKernel& e) { return e.id == k->id; }))
+      files.push_back({k->id, k->source_path, k->source});
   }
+  return files;
 }
+
+void embedKernelFiles(Session& s) { s.kernel_files = kernelFilesOf(s); }
 
 namespace {
 
@@ -414,20 +417,7 @@ Status registerEmbeddedKernels(const json& j, Session& s) {
 
 }  // namespace
 
-json sessionHeaderToJson(const Session& session) {
-  Session with_files;
-  const Session* sp = &session;
-  if (std::any_of(session.plan.items.begin(), session.plan.items.end(), [&](const PlanItem& item) {
-        const KernelInfo* k = Registry::instance().find(item.kernel);
-        return k && k->user &&
-               std::none_of(session.kernel_files.begin(), session.kernel_files.end(),
-                            [&](const EmbeddedKernel& e) { return e.id == k->id; });
-      })) {
-    with_files = session;
-    embedKernelFiles(with_files);
-    sp = &with_files;
-  }
-  const Session& s = *sp;
+json sessionHeaderToJson(const Session& s) {
   json j;
   j["format"] = kSessionFormat;
   j["version"] = kSessionVersion;
@@ -471,9 +461,9 @@ json sessionHeaderToJson(const Session& session) {
   j["plan"]["cache_bytes"] = s.plan.cache_bytes;
   j["plan"]["dispatch_timeout_ms"] = s.plan.dispatch_timeout_ms;
   j["notes"] = s.notes;
-  if (!s.kernel_files.empty()) {
+  if (const auto kernel_files = kernelFilesOf(s); !kernel_files.empty()) {
     json files = json::array();
-    for (const auto& e : s.kernel_files)
+    for (const auto& e : kernel_files)
       files.push_back({{"id", e.id}, {"path", e.path}, {"hash", textHash(e.source)}, {"source", e.source}});
     j["kernel_files"] = files;
   }

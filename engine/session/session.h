@@ -59,6 +59,8 @@ std::map<std::string, std::string> relevantEnvironment();
 // from the registry as they are now: call it when a sweep starts, so that an
 // edit made later does not change what the session says it measured.
 void embedKernelFiles(Session& session);
+// session.kernel_files and those embedKernelFiles would add: what a file gets.
+std::vector<EmbeddedKernel> kernelFilesOf(const Session& session);
 
 std::string sessionToJson(const Session& session);
 // Validates everything; the error names the field that cannot be trusted.

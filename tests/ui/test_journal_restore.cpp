@@ -21,6 +21,7 @@
 
 #include "engine/session/journal.h"
 #include "tests/synthetic_session.h"
+#include "tests/ui/lavapipe_window.h"
 #include "ui/chart_panel.h"
 #include "ui/main_window.h"
 #include "ui/results_model.h"
@@ -41,23 +42,8 @@ class TestJournalRestore : public QObject {
   }
   static QStringList journals() { return QDir(journalDir()).entryList({"*.partial"}, QDir::Files); }
 
-  // A window with lavapipe open, as a user would have it.
-  std::unique_ptr<MainWindow> makeWindow() {
-    auto w = std::make_unique<MainWindow>();
-    w->setAskBeforeDiscard(false);
-    w->show();
-    QComboBox* box = w->deviceBox();
-    if (!QTest::qWaitFor([&] { return box->findText("llvmpipe", Qt::MatchContains) >= 0; }, 30000))
-      qFatal("lavapipe is not among the Vulkan devices: install mesa-vulkan-drivers");
-    if (!QTest::qWaitFor([&] { return !w->isDevicePending(); }, 30000)) qFatal("the default device did not open");
-    const int i = box->findText("llvmpipe", Qt::MatchContains);
-    QSignalSpy opened(w.get(), &MainWindow::deviceOpened);
-    box->setCurrentIndex(i);
-    emit box->activated(i);
-    if (!opened.wait(30000)) qFatal("lavapipe did not open");
-    for (const QString& id : w->checkedKernels()) w->setKernelChecked(id, false);
-    return w;
-  }
+  // A window with lavapipe open, as a user would have it (journals where the app keeps them).
+  std::unique_ptr<MainWindow> makeWindow() { return ks::ui::testing::openLavapipeWindow(); }
 
   // A finished, unsaved sweep of four points.
   void runSweep(MainWindow& w) {

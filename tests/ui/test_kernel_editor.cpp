@@ -24,6 +24,7 @@
 
 #include "engine/kernels/kernel_file.h"
 #include "engine/kernels/registry.h"
+#include "tests/ui/lavapipe_window.h"
 #include "ui/kernel_editor.h"
 #include "ui/main_window.h"
 #include "ui/sweep_editor.h"
@@ -62,23 +63,7 @@ class TestKernelEditor : public QObject {
  private:
   QTemporaryDir dir_;
 
-  std::unique_ptr<MainWindow> makeWindow() {
-    auto w = std::make_unique<MainWindow>();
-    w->setAskBeforeDiscard(false);
-    w->setJournalDirectory(dir_.filePath("journal"));
-    w->show();
-    QComboBox* box = w->deviceBox();
-    if (!QTest::qWaitFor([&] { return box->findText("llvmpipe", Qt::MatchContains) >= 0; }, 30000))
-      qFatal("lavapipe is not among the Vulkan devices: install mesa-vulkan-drivers");
-    if (!QTest::qWaitFor([&] { return !w->isDevicePending(); }, 30000)) qFatal("the default device did not open");
-    const int i = box->findText("llvmpipe", Qt::MatchContains);
-    QSignalSpy opened(w.get(), &MainWindow::deviceOpened);
-    box->setCurrentIndex(i);
-    emit box->activated(i);
-    if (!opened.wait(30000)) qFatal("lavapipe did not open");
-    for (const QString& id : w->checkedKernels()) w->setKernelChecked(id, false);
-    return w;
-  }
+  std::unique_ptr<MainWindow> makeWindow() { return ks::ui::testing::openLavapipeWindow(dir_.filePath("journal")); }
 
   // Compiles through the Compile action and returns whether it compiled.
   static bool compileAndWait(KernelEditor* editor) {

@@ -20,6 +20,7 @@
 
 #include "engine/bench/complexity.h"
 #include "engine/session/session.h"
+#include "tests/ui/lavapipe_window.h"
 #include "ui/chart_panel.h"
 #include "ui/compare_panel.h"
 #include "ui/main_window.h"
@@ -36,26 +37,8 @@ class TestMainWindow : public QObject {
  private:
   QTemporaryDir dir_;
 
-  // A window with lavapipe open and nothing picked.
-  std::unique_ptr<MainWindow> makeWindow() {
-    auto w = std::make_unique<MainWindow>();
-    w->setAskBeforeDiscard(false);
-    w->setJournalDirectory(dir_.filePath("journal"));  // windows left unsaved leave journals: not in ~/.qttest
-    w->show();
-    QComboBox* box = w->deviceBox();
-    const bool listed = QTest::qWaitFor([&] { return box->findText("llvmpipe", Qt::MatchContains) >= 0; }, 30000);
-    if (!listed) qFatal("lavapipe is not among the Vulkan devices: install mesa-vulkan-drivers");
-    // Let the default device finish opening, then pick lavapipe as a user would.
-    if (!QTest::qWaitFor([&] { return !w->isDevicePending(); }, 30000)) qFatal("the default device did not open");
-    const int i = box->findText("llvmpipe", Qt::MatchContains);
-    QSignalSpy opened(w.get(), &MainWindow::deviceOpened);
-    box->setCurrentIndex(i);
-    emit box->activated(i);
-    if (!opened.wait(30000) || !w->deviceLabel()->text().contains("llvmpipe")) qFatal("lavapipe did not open");
-    if (w->isDevicePending()) qFatal("the device is still pending after it opened");
-    for (const QString& id : w->checkedKernels()) w->setKernelChecked(id, false);
-    return w;
-  }
+  // A window with lavapipe open and nothing picked; unsaved windows leave journals: not in ~/.qttest.
+  std::unique_ptr<MainWindow> makeWindow() { return ks::ui::testing::openLavapipeWindow(dir_.filePath("journal")); }
 
   void setSweep(MainWindow& w, const QString& sizes, const QString& shapes = {}) {
     auto* sweep = w.sweepEditor();
