@@ -25,6 +25,9 @@
 #include "engine/session/durable_file.h"
 #include "engine/session/journal.h"
 #include "engine/session/session.h"
+#include "engine/tune/tune_report.h"
+#include "engine/tune/tuned_defaults.h"
+#include "engine/tune/tuner.h"
 #include "engine/vulkan/shader_compiler.h"
 
 namespace {
@@ -38,6 +41,8 @@ usage:
   kernelscope-cli kernels [--family gemm] [--device N|name] [KERNEL FILES]
   kernelscope-cli run --kernels LIST (--sizes LIST | --mnk LIST) [options] [KERNEL FILES]
   kernelscope-cli run --rerun SESSION.json [-o FILE] [--device N|name] [--quiet]
+  kernelscope-cli tune --kernel ID --size SIZE [--strategy grid|random|anneal|genetic]
+                  [--budget N | --time-budget DURATION] [--objective gflops|gbps|time] [-o FILE]
   kernelscope-cli kernel-template gemm|gemv|dot|custom [-o FILE]
   kernelscope-cli kernel-template examples -o DIR
   kernelscope-cli compile --kernels LIST [--wg SHAPE] [--param NAME=V] [--size SIZE] [KERNEL FILES]
@@ -81,8 +86,30 @@ run options:
   --csv FILE         write a flat CSV table
   --quiet            no per-point lines
   --fit-from N       the complexity slope fits sizes from N up (default: each series' upper half)
+  --tuned            use the tuned defaults saved by tune --save-defaults for this device (the
+                     nearest size class tuned); --param and --wg still win; --tuned-file FILE
   --rerun SESSION    run a session's plan again (its kernels, sizes, parameters, repetitions and
                      seed), with the kernel files it embeds: exactly what it measured
+
+tune searches a kernel's tunables x workgroup shapes at one size; configurations the kernel's
+rules or the device's limits rule out are pruned before anything runs; each evaluated
+configuration is a point (timed, verified; a failed one never wins). The best --top (5) are then
+measured again in --final-rounds (5) interleaved rounds, and the verdict says whether #1 beats #2
+(Mann-Whitney U, p < 0.05 and more than --tie-margin, default 1%) or that they tie.
+  --strategy S       grid (every valid configuration, default), random, anneal, genetic
+  --budget N         evaluations (default: grid all, others a quarter of the valid space)
+  --time-budget D    stop searching after D (90s, 10m, 1h); the final round still runs
+  --objective O      gflops (default), gbps (default for bandwidth kernels), time
+  --seed N           the search's seed (default 1): the same seed and results, the same search
+  --param NAME=V,..  search only these values of a tunable; --wg LIST: these shapes (default:
+                     common shapes of the kernel's dimensionality)
+  --top N, --final-rounds N, --tie-margin PCT   the final round (--top 0: none)
+  --cache FILE       the result cache (default: one file per device, driver, kernel, size and
+                     measurement settings under $XDG_CACHE_HOME/kernelscope/tune); an interrupted
+                     tune resumes and a repeated one re-measures nothing it knows; --no-cache
+  --save-defaults    keep the winner as this device's tuned default for the size class
+                     ($XDG_CONFIG_HOME/kernelscope/tuned.json, or --tuned-file FILE)
+  --input-seed N     the inputs' seed (run's --seed); --reps, --warmup, --target-ci ... as run
 
 kernel files (your own kernels; see README "Bring your own kernel"):
   --kernel-file FILE a GLSL compute shader with a kernelscope manifest (repeatable)
@@ -199,20 +226,21 @@ double parseFraction(const std::string& text, const std::string& what, const std
   return percent ? v / 100 : v;
 }
 
-// --dispatch-timeout: "30" or "30s" (seconds), "500ms"; in milliseconds, at least 1.
-uint32_t parseDuration(const std::string& text) {
+// A duration: "30" or "30s" (seconds), "500ms", "10m", "2h"; in milliseconds, at least 1.
+uint32_t parseDuration(const std::string& text, const std::string& what = "--dispatch-timeout") {
   std::string t = text;
   double scale = 1000;
   if (t.size() > 2 && t.compare(t.size() - 2, 2, "ms") == 0) {
     t.resize(t.size() - 2);
     scale = 1;
-  } else if (!t.empty() && t.back() == 's') {
+  } else if (!t.empty() && (t.back() == 's' || t.back() == 'm' || t.back() == 'h')) {
+    scale = t.back() == 's' ? 1000 : t.back() == 'm' ? 60e3 : 3600e3;
     t.pop_back();
   }
   char* end = nullptr;
   const double v = std::strtod(t.c_str(), &end);
   if (t.empty() || *end || !(v * scale >= 1) || v * scale > 86400e3)
-    usage("--dispatch-timeout must be a duration like 10s or 500ms (at least 1 ms, at most a day), not '" + text + "'");
+    usage(what + " must be a duration like 10s, 500ms, 5m or 1h (at least 1 ms, at most a day), not '" + text + "'");
   return static_cast<uint32_t>(v * scale);
 }
 
@@ -357,6 +385,8 @@ int cmdKernels(int argc, char** argv) {
   return 0;
 }
 
+ks::Plan measurementFromOptions(const Args& a);
+
 // The plan of `run` from its options.
 ks::Plan planFromOptions(const Args& a) {
   ks::SweepSpec spec;
@@ -379,6 +409,17 @@ ks::Plan planFromOptions(const Args& a) {
     if (!p) usage(p.error().message);
     spec.params[p->first] = p->second;
   }
+  ks::Plan plan = measurementFromOptions(a);
+  std::vector<std::string> notes;
+  auto items = ks::buildPlan(spec, &notes);
+  if (!items) usage(items.error().message);
+  for (const auto& n : notes) std::fprintf(stderr, "note: %s\n", n.c_str());
+  plan.items = *items;
+  return plan;
+}
+
+// How each point is measured (repetitions, warm-up, seed, rotation, drift, watchdog): a plan without items.
+ks::Plan measurementFromOptions(const Args& a) {
   ks::Plan plan;
   plan.reps = parseCount(a.get("--reps", "20"), "--reps", 1);
   plan.warmup = parseCount(a.get("--warmup", "3"), "--warmup", 0);
@@ -397,11 +438,6 @@ ks::Plan planFromOptions(const Args& a) {
     plan.drift_threshold = parseFraction(a.get("--drift-threshold"), "--drift-threshold", "3%");
   plan.drift_interval_ms = parseCount(a.get("--drift-interval-ms", "1000"), "--drift-interval-ms", 0);
   if (a.has("--dispatch-timeout")) plan.dispatch_timeout_ms = parseDuration(a.get("--dispatch-timeout"));
-  std::vector<std::string> notes;
-  auto items = ks::buildPlan(spec, &notes);
-  if (!items) usage(items.error().message);
-  for (const auto& n : notes) std::fprintf(stderr, "note: %s\n", n.c_str());
-  plan.items = *items;
   return plan;
 }
 
@@ -430,8 +466,12 @@ int cmdRun(int argc, char** argv) {
                       "--csv",
                       "--kernel-file",
                       "--kernel-dir",
-                      "--rerun"},
-                     {"--quiet", "--peaks", "--no-rotate", "--no-drift-check"});
+                      "--rerun",
+                      "--tuned-file"},
+                     {"--quiet", "--peaks", "--no-rotate", "--no-drift-check", "--tuned"});
+  if (a.has("--tuned-file") && !a.has("--tuned")) usage("--tuned-file names the file --tuned reads: give --tuned too");
+  if (a.has("--tuned") && a.has("--rerun"))
+    usage("--tuned cannot be combined with --rerun: it runs the session's plan as it was");
   if (!a.positional.empty()) usage("unexpected argument '" + a.positional.front() + "'");
   loadKernelFiles(a);
   ks::Plan plan;
@@ -477,6 +517,20 @@ int cmdRun(int argc, char** argv) {
           "kernelscope-cli recover " + journal_path + ") or remove it first");
   // GPU kernels were asked for: without a device nothing of that can be measured.
   Engine e = needs_gpu ? openEngine(a.get("--device"), true) : Engine{};
+
+  if (a.has("--tuned")) {
+    // Tuned defaults replace each kernel's own, except what --param and --wg set.
+    const std::string path = a.has("--tuned-file") ? a.get("--tuned-file") : ks::defaultTunedPath();
+    auto tuned = ks::loadTunedDefaults(path);
+    if (!tuned) usage(tuned.error().message);
+    if (!e.device) usage("--tuned applies to GPU kernels: tuned defaults are per device");
+    std::vector<std::string> explicit_names;
+    if (a.has("--wg")) explicit_names.push_back("wg");
+    for (auto [it, end] = a.options.equal_range("--param"); it != end; ++it)
+      explicit_names.push_back(it->second.substr(0, it->second.find('=')));
+    for (const auto& line : ks::applyTunedDefaults(plan.items, *tuned, e.device->info(), explicit_names))
+      std::printf("tuned: %s\n", line.c_str());
+  }
 
   ks::Session session = ks::newSession();
   if (e.device) session.device = e.device->info();
@@ -599,6 +653,169 @@ int cmdRun(int argc, char** argv) {
   return rc;
 }
 
+// tune: search a kernel's tunables and workgroup shapes at one size.
+int cmdTune(int argc, char** argv) {
+  Args a = parseArgs(argc, argv, 2, {"--kernel",       "--size",
+                                     "--strategy",     "--budget",
+                                     "--time-budget",  "--objective",
+                                     "--seed",         "--wg",
+                                     "--param",        "--top",
+                                     "--final-rounds", "--tie-margin",
+                                     "--cache",        "--reps",
+                                     "--warmup",       "--warmup-ms",
+                                     "--target-ci",    "--budget-ms",
+                                     "--max-reps",     "--input-seed",
+                                     "--cache-mib",    "--dispatch-timeout",
+                                     "--device",       "-o",
+                                     "--output",       "--tuned-file",
+                                     "--kernel-file",  "--kernel-dir"},
+                     {"--no-cache", "--save-defaults", "--quiet", "--no-rotate"});
+  if (!a.positional.empty()) usage("unexpected argument '" + a.positional.front() + "'");
+  if (!a.has("--kernel")) usage("tune needs --kernel ID (e.g. --kernel gemm.block_tiling)");
+  if (!a.has("--size")) usage("tune needs --size (e.g. --size 1024, or MxNxK)");
+  if (a.has("--no-cache") && a.has("--cache")) usage("--cache and --no-cache exclude each other");
+  loadKernelFiles(a);
+  const ks::KernelInfo* kernel = ks::Registry::instance().find(a.get("--kernel"));
+  if (!kernel) usage("unknown kernel '" + a.get("--kernel") + "' (kernelscope-cli kernels lists them)");
+  auto sizes = ks::parseSizeSpecs(a.get("--size"));
+  if (!sizes) usage("--size: " + sizes.error().message);
+  if (sizes->size() != 1) usage("tune takes one --size (a tune is per size; tune each size on its own)");
+  auto size = ks::problemSize(*kernel, sizes->front());
+  if (!size) usage("--size: " + size.error().message);
+
+  ks::TuneRequest req;
+  req.kernel = kernel->id;
+  req.size = *size;
+  if (a.has("--strategy")) {
+    auto st = ks::parseStrategy(a.get("--strategy"));
+    if (!st) usage("--strategy: " + st.error().message);
+    req.strategy = *st;
+  }
+  if (a.has("--objective")) {
+    auto o = ks::parseObjective(a.get("--objective"));
+    if (!o) usage("--objective: " + o.error().message);
+    req.objective = *o;
+  } else if (kernel->memory_bound) {
+    req.objective = ks::TuneObjective::Gbps;
+  }
+  req.seed = parseCount(a.get("--seed", "1"), "--seed", 0);
+  if (a.has("--budget")) req.budget = parseCount(a.get("--budget"), "--budget", 1);
+  if (a.has("--time-budget")) req.time_budget_s = parseDuration(a.get("--time-budget"), "--time-budget") / 1000.0;
+  req.final_top = parseCount(a.get("--top", "5"), "--top", 0);
+  req.final_rounds = parseCount(a.get("--final-rounds", "5"), "--final-rounds", 1);
+  if (a.has("--tie-margin")) req.tie_margin = parseFraction(a.get("--tie-margin"), "--tie-margin", "1%");
+  if (a.has("--wg")) {
+    auto shapes = ks::parseShapeList(a.get("--wg"));
+    if (!shapes) usage(shapes.error().message);
+    req.shapes = *shapes;
+  }
+  for (auto [it, end] = a.options.equal_range("--param"); it != end; ++it) {
+    auto p = ks::parseParamSweep(it->second);
+    if (!p) usage(p.error().message);
+    req.only[p->first] = p->second;
+  }
+  // How each configuration is measured: run's options (--input-seed for the inputs, --seed is the search's).
+  Args measure = a;
+  measure.options.erase("--seed");
+  if (a.has("--input-seed")) measure.options.emplace("--seed", a.get("--input-seed"));
+  req.plan = measurementFromOptions(measure);
+  req.plan.drift_check = false;
+  const std::string out_path = a.has("-o") ? a.get("-o") : a.get("--output");
+  if (!out_path.empty()) {
+    std::ofstream test(out_path + ".tmp");
+    if (!test) usage("cannot write " + out_path + ": " + std::strerror(errno));
+    test.close();
+    std::remove((out_path + ".tmp").c_str());
+  }
+  const bool quiet = a.has("--quiet");
+
+  Engine e = kernel->backend == ks::Backend::Vulkan ? openEngine(a.get("--device"), true) : Engine{};
+  const ks::vk::DeviceInfo* device = e.device ? &e.device->info() : nullptr;
+  if (device && !a.has("--no-cache"))
+    req.cache_path = a.has("--cache")
+                         ? a.get("--cache")
+                         : ks::tuneCachePath(ks::defaultTuneCacheDir(), *device, kernel->id, *size, req.plan);
+  if (device)
+    std::printf("device: %s (%s, Vulkan %s, driver %s)\n", device->name.c_str(), device->type.c_str(),
+                device->api_version.c_str(), device->driver_version.c_str());
+
+  ks::Session session = ks::newSession();
+  if (device) session.device = *device;
+  ks::Runner runner(e.device.get());
+  ks::TuneCallbacks cb;
+  cb.note = [](const std::string& text) { std::printf("%s\n", text.c_str()); };
+  cb.evaluation = [&](const ks::TuneRecord& record, const ks::Measurement& m, const ks::TuneEvaluation& ev) {
+    if (quiet) return;
+    std::printf("%s\n", ks::formatTuneEvaluation(record, ev, m).c_str());
+    std::fflush(stdout);
+  };
+  const bool progress_tty = isatty(fileno(stderr));
+  cb.progress = [&](const ks::TuneProgress& p) {
+    if (!progress_tty || p.phase != "final") return;
+    std::fprintf(stderr, "\rfinal round %zu/%zu%s   ", p.done, p.total,
+                 p.eta_s >= 0 ? (", about " + std::to_string(int(p.eta_s + 0.5)) + " s left").c_str() : "");
+    if (p.done == p.total) std::fprintf(stderr, "\n");
+  };
+  std::signal(SIGINT, [](int) { g_cancel.store(true); });
+  auto outcome = ks::runTune(runner, device, req, cb, g_cancel);
+  std::signal(SIGINT, SIG_DFL);
+  if (!outcome) usage(outcome.error().message);
+  const ks::TuneRecord& rec = outcome->record;
+  std::printf("\n%s", ks::formatTuneSummary(rec).c_str());
+
+  session.plan = req.plan;
+  for (const auto& m : outcome->points) session.plan.items.push_back(m.item);
+  session.points = outcome->points;
+  session.tune = rec;
+  ks::embedKernelFiles(session);
+  int rc = g_cancel.load() ? 130 : (rec.winner ? 0 : 1);
+  if (!out_path.empty()) {
+    if (auto st = ks::saveSession(session, out_path); !st) {
+      std::fprintf(stderr, "kernelscope-cli: error: %s\n", st.error().message.c_str());
+      rc = 1;
+    } else {
+      std::printf("session written to %s\n", out_path.c_str());
+    }
+  }
+  if (rec.winner) {
+    const ks::Params best = rec.params(*rec.winner, kernel->defaultParams());
+    std::string run = "kernelscope-cli run --kernels " + kernel->id + " --sizes " + ks::SizeSpec(rec.size).str();
+    if (kernel->uses_workgroup) run += " --wg " + best.wg.str();
+    for (const auto& [name, value] : best.values) run += " --param " + name + "=" + std::to_string(value);
+    std::printf("run it: %s\n", run.c_str());
+  }
+  if (a.has("--save-defaults")) {
+    if (!rec.winner || !device || g_cancel.load()) {
+      std::fprintf(stderr, "kernelscope-cli: error: nothing saved as tuned default: %s\n",
+                   g_cancel.load() ? "the tune was interrupted" : "no configuration won");
+      return rc ? rc : 1;
+    }
+    ks::TunedDefault t;
+    t.kernel = kernel->id;
+    t.device = device->name;
+    t.driver = device->driver_version;
+    t.size = rec.size;
+    t.size_class = ks::sizeClass(rec.size);
+    t.params = rec.params(*rec.winner, kernel->defaultParams());
+    t.objective = ks::objectiveName(rec.objective);
+    const auto best_evaluation = rec.bestEvaluation();
+    t.score = !rec.final.empty() ? rec.final.front().score
+              : best_evaluation  ? *rec.evaluations[*best_evaluation].score
+                                 : 0;
+    t.decided = rec.decided;
+    t.created = ks::nowIso8601();
+    if (kernel->user) t.source_hash = ks::textHash(kernel->source);
+    const std::string path = a.has("--tuned-file") ? a.get("--tuned-file") : ks::defaultTunedPath();
+    if (auto st = ks::saveTunedDefault(path, t); !st) {
+      std::fprintf(stderr, "kernelscope-cli: error: %s\n", st.error().message.c_str());
+      return 1;
+    }
+    std::printf("saved as the tuned default of %s on %s for size class %llu in %s (run --tuned uses it)\n",
+                kernel->id.c_str(), device->name.c_str(), static_cast<unsigned long long>(t.size_class), path.c_str());
+  }
+  return rc;
+}
+
 // What a journal holds: "7 of 12 points finished (6 ok, 1 failed, 0 skipped)", and the line it dropped.
 std::string journalSummary(const ks::JournalContents& j) {
   size_t ok = 0, failed = 0, skipped = 0, finished = 0;
@@ -670,6 +887,7 @@ int cmdShow(int argc, char** argv) {
   if (const auto table = ks::formatComplexityTable(s->points, fit_from); !table.empty())
     std::printf("\n%s", table.c_str());
   if (s->drift) std::printf("%s\n", ks::formatDriftLine(*s->drift).c_str());
+  if (s->tune) std::printf("\n%s", ks::formatTuneSummary(*s->tune).c_str());
   if (a.has("--csv")) {
     std::ofstream csv(a.get("--csv"));
     csv << ks::measurementsToCsv(s->points);
@@ -904,6 +1122,7 @@ int main(int argc, char** argv) {
     if (cmd == "devices") return cmdDevices(argc, argv);
     if (cmd == "kernels") return cmdKernels(argc, argv);
     if (cmd == "run") return cmdRun(argc, argv);
+    if (cmd == "tune") return cmdTune(argc, argv);
     if (cmd == "kernel-template") return cmdKernelTemplate(argc, argv);
     if (cmd == "compile") return cmdCompile(argc, argv);
     if (cmd == "show") return cmdShow(argc, argv);

@@ -148,13 +148,9 @@ std::vector<Measurement> Runner::run(const Plan& plan, const RunCallbacks& cb, c
       checkDrift("between");
     out.push_back(runPoint(plan.items[i], plan, cancel));
     if (device_ && device_->lost() && !recreate_failed) {
-      // Lost or hung (the watchdog): a new logical device, and the sweep goes on.
-      Measurement& m = out.back();
-      if (auto st = device_->recreate(); st) {  // once per loss: a failed recreate leaves the device lost
-        m.error += "; the device was recreated and the sweep goes on";
+      if (recoverDevice(out.back())) {
         if (reference) reference->deviceRecreated();
       } else {
-        m.error += "; " + st.error().message;
         recreate_failed = true;  // not retried after every later point
       }
     }
@@ -172,6 +168,17 @@ std::vector<Measurement> Runner::run(const Plan& plan, const RunCallbacks& cb, c
   checkDrift("end");
   if (device_) device_->setDispatchTimeout(0);  // the default again, for what runs next (peaks, say)
   return out;
+}
+
+bool Runner::recoverDevice(Measurement& m) {
+  if (!device_ || !device_->lost()) return true;
+  // Lost or hung (the watchdog): a new logical device, and the sweep goes on.
+  if (auto st = device_->recreate(); !st) {  // once per loss: a failed recreate leaves the device lost
+    m.error += "; " + st.error().message;
+    return false;
+  }
+  m.error += "; the device was recreated and the sweep goes on";
+  return true;
 }
 
 std::optional<std::string> Runner::whySkipped(const PlanItem& item) const {
@@ -328,10 +335,7 @@ Measurement Runner::runGpu(const KernelInfo& kernel, const PlanItem& item, const
     auto pipeline = device_->pipeline(*desc);
     if (!pipeline) return fail(pipeline.error().message);
     recorded.push_back({*pipeline, step.groups, step.push});
-    // What the result depends on: the source and the defines.
-    std::string hashed = desc->source;
-    for (const auto& [name, value] : desc->defines) hashed += name + "=" + value + ";";
-    m.shader_hash += (m.shader_hash.empty() ? "" : ";") + textHash(hashed);
+    m.shader_hash += (m.shader_hash.empty() ? "" : ";") + dispatchHash(*desc);
     for (const auto& [name, value] : (*pipeline)->statistics)
       m.pipeline_stats += (m.pipeline_stats.empty() ? "" : "; ") + name + "=" + value;
   }

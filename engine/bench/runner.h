@@ -88,6 +88,10 @@ class Runner {
   // Why a point would be skipped before it runs (a size or shape the kernel
   // cannot take, no device, not enough host memory); nullopt when it can run.
   std::optional<std::string> whySkipped(const PlanItem& item) const;
+  // After runPoint: when the point lost or hung the device (the watchdog),
+  // recreates it so that later points run, and says so in m.error. False when
+  // the device could not be recreated (m.error says why).
+  bool recoverDevice(Measurement& m);
 
  private:
   Workload& workload(const KernelInfo& kernel, const PlanItem& item, const Plan& plan);

@@ -138,6 +138,24 @@ std::string textHash(const std::string& text) {
   return hex;
 }
 
+std::string dispatchHash(const vk::PipelineDesc& desc) {
+  std::string hashed = desc.source;
+  for (const auto& [name, value] : desc.defines) hashed += name + "=" + value + ";";
+  return textHash(hashed);
+}
+
+std::string pointShaderHash(const KernelInfo& kernel, const ProblemSize& size, const Params& params,
+                            const vk::DeviceInfo& device) {
+  if (kernel.backend != Backend::Vulkan) return {};
+  std::string out;
+  for (const auto& step : dispatchSteps(kernel, size, params, device)) {
+    auto desc = pipelineDesc(step, 1);
+    if (!desc) return {};
+    out += (out.empty() ? "" : ";") + dispatchHash(*desc);
+  }
+  return out;
+}
+
 Result<ProblemSize> problemSize(const KernelInfo& kernel, const SizeSpec& spec) {
   const auto& d = spec.dims;
   ProblemSize s;

@@ -176,6 +176,13 @@ Result<vk::PipelineDesc> pipelineDesc(const DispatchStep& step, uint32_t buffer_
 // FNV-1a 64 of a text, 16 hex digits (shader hashes, kernel-file hashes).
 std::string textHash(const std::string& text);
 
+// What a dispatch's result depends on: its source and defines, hashed.
+std::string dispatchHash(const vk::PipelineDesc& desc);
+// Measurement::shader_hash of a point, without running it ("h1;h2" per
+// dispatch); "" for CPU kernels or when a shader is not in this build.
+std::string pointShaderHash(const KernelInfo& kernel, const ProblemSize& size, const Params& params,
+                            const vk::DeviceInfo& device);
+
 // Maps a typed size onto this kernel's problem size, or says why it cannot.
 Result<ProblemSize> problemSize(const KernelInfo& kernel, const SizeSpec& spec);
 

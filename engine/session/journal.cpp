@@ -33,6 +33,24 @@ Result<JournalWriter> JournalWriter::create(const std::string& path, const Sessi
   return writer;
 }
 
+Result<JournalWriter> JournalWriter::openForAppend(const std::string& path) {
+  auto text = readWholeFile(path);
+  if (!text) return text.error();
+  auto contents = journalFromText(*text);
+  if (!contents) return makeError(path + ": " + contents.error().message);
+  const size_t whole = text->rfind('\n') == std::string::npos ? 0 : text->rfind('\n') + 1;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) return makeError("cannot open " + path + ": " + std::strerror(errno));
+  if (whole < text->size() && ::ftruncate(fd, static_cast<off_t>(whole)) != 0) {
+    const std::string why = std::strerror(errno);
+    ::close(fd);
+    return makeError("cannot cut the torn last line off " + path + ": " + why);
+  }
+  JournalWriter writer(path, fd);
+  writer.size_ = static_cast<long long>(whole);
+  return writer;
+}
+
 JournalWriter::JournalWriter(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
 
 JournalWriter::JournalWriter(JournalWriter&& other) noexcept

@@ -26,6 +26,9 @@ class JournalWriter {
   // are not written). Never replaces a file: an existing journal may be all that
   // is left of an earlier run.
   static Result<JournalWriter> create(const std::string& path, const Session& header);
+  // Opens an existing journal to add lines to it (a result cache that grows
+  // over many runs). A last line cut short by a crash is cut off first.
+  static Result<JournalWriter> openForAppend(const std::string& path);
 
   JournalWriter(JournalWriter&& other) noexcept;
   JournalWriter& operator=(JournalWriter&& other) noexcept;

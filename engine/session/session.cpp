@@ -511,6 +511,227 @@ json pointToJson(const Measurement& m) {
   return p;
 }
 
+namespace {
+
+json configToJson(const TuneConfig& c) { return json(c); }
+
+json tuneToJson(const TuneRecord& t) {
+  json dims = json::array();
+  for (const auto& d : t.dimensions) {
+    json values = json::array();
+    for (size_t i = 0; i < d.size(); ++i) values.push_back(d.isWorkgroup() ? json(d.label(i)) : json(d.values[i]));
+    dims.push_back({{"name", d.name}, {"values", values}});
+  }
+  json pruned = json::array();
+  for (const auto& p : t.pruned) {
+    json configs = json::array();
+    for (const auto& c : p.configs) configs.push_back(configToJson(c));
+    pruned.push_back({{"reason", p.reason}, {"configs", configs}});
+  }
+  json evaluations = json::array();
+  for (const auto& e : t.evaluations)
+    evaluations.push_back({{"point", e.point},
+                           {"config", configToJson(e.config)},
+                           {"cached", e.cached},
+                           {"score", e.score ? json(*e.score) : json(nullptr)},
+                           {"elapsed_s", e.elapsed_s}});
+  json final = json::array();
+  for (const auto& f : t.final) {
+    json x = {{"config", configToJson(f.config)},
+              {"samples_ns", f.samples_ns},
+              {"median_ns", f.stats.median},
+              {"score", f.score},
+              {"p_vs_next", f.p_vs_next}};
+    if (!f.error.empty()) x["error"] = f.error;
+    final.push_back(x);
+  }
+  return {{"kernel", t.kernel},
+          {"size", sizeToJson(t.size)},
+          {"strategy", strategyName(t.strategy)},
+          {"objective", objectiveName(t.objective)},
+          {"seed", t.seed},
+          {"budget", t.budget},
+          {"time_budget_s", t.time_budget_s},
+          {"dimensions", dims},
+          {"space_size", t.space_size},
+          {"valid", t.valid},
+          {"pruned", pruned},
+          {"evaluations", evaluations},
+          {"stop_reason", t.stop_reason},
+          {"final_rounds", t.final_rounds},
+          {"tie_margin", t.tie_margin},
+          {"final", final},
+          {"decided", t.decided},
+          {"verdict", t.verdict},
+          {"winner", t.winner ? configToJson(*t.winner) : json(nullptr)}};
+}
+
+// Checks the tune against the session's points: each evaluation names a point
+// with the configuration's parameters and the score its median gives.
+Result<TuneRecord> tuneFromJson(const json& j, const Session& s) {
+  const std::string path = "tune";
+  Reader r;
+  TuneRecord t;
+  t.kernel = r.str(j, path, "kernel");
+  if (r.failed()) return makeError(r.error);
+  const KernelInfo* kernel = Registry::instance().find(t.kernel);
+  if (!kernel) return makeError(path + ".kernel: unknown kernel '" + t.kernel + "'");
+  if (const json* size = r.field(j, path, "size")) {
+    t.size = {r.uint(*size, path + ".size", "m"), r.uint(*size, path + ".size", "n"),
+              r.uint(*size, path + ".size", "k"), kernel->size_rank};
+  }
+  auto strategy = parseStrategy(r.str(j, path, "strategy"));
+  auto objective = parseObjective(r.str(j, path, "objective"));
+  if (r.failed()) return makeError(r.error);
+  if (!strategy) return makeError(path + ".strategy: " + strategy.error().message);
+  if (!objective) return makeError(path + ".objective: " + objective.error().message);
+  t.strategy = *strategy;
+  t.objective = *objective;
+  t.seed = r.uint(j, path, "seed");
+  t.budget = r.uint(j, path, "budget");
+  t.time_budget_s = r.num(j, path, "time_budget_s");
+  t.space_size = r.uint(j, path, "space_size");
+  t.valid = r.uint(j, path, "valid");
+  t.stop_reason = r.str(j, path, "stop_reason");
+  t.final_rounds = static_cast<uint32_t>(r.uint(j, path, "final_rounds"));
+  t.tie_margin = r.num(j, path, "tie_margin");
+  t.verdict = r.str(j, path, "verdict");
+  t.decided = r.boolean(j, path, "decided");
+  if (r.failed()) return makeError(r.error);
+  const json* dims = r.field(j, path, "dimensions");
+  if (!dims || !dims->is_array() || dims->empty()) return makeError(path + ".dimensions: expected a non-empty array");
+  for (size_t i = 0; i < dims->size(); ++i) {
+    const std::string dp = path + ".dimensions[" + std::to_string(i) + "]";
+    TuneDimension d;
+    d.name = r.str((*dims)[i], dp, "name");
+    const json* values = r.field((*dims)[i], dp, "values");
+    if (r.failed()) return makeError(r.error);
+    if (!values->is_array() || values->empty()) return makeError(dp + ".values: expected a non-empty array");
+    for (const auto& v : *values) {
+      if (d.isWorkgroup()) {
+        auto shape = v.is_string() ? WorkgroupShape::parse(v.get<std::string>())
+                                   : Result<WorkgroupShape>(makeError("expected a shape like \"16x16\""));
+        if (!shape) return makeError(dp + ".values: " + shape.error().message);
+        d.shapes.push_back(*shape);
+      } else {
+        if (!v.is_number_integer()) return makeError(dp + ".values: expected integers");
+        d.values.push_back(v.get<int>());
+        if (!kernel->tunable(d.name)) return makeError(dp + ".name: " + kernel->id + " has no tunable " + d.name);
+      }
+    }
+    t.dimensions.push_back(std::move(d));
+  }
+  auto readConfig = [&](const json& c, const std::string& cp) -> std::optional<TuneConfig> {
+    if (!c.is_array() || c.size() != t.dimensions.size()) {
+      r.fail(cp, "expected " + std::to_string(t.dimensions.size()) + " value indices");
+      return std::nullopt;
+    }
+    TuneConfig out;
+    for (size_t d = 0; d < c.size(); ++d) {
+      if (!c[d].is_number_unsigned() || c[d].get<uint64_t>() >= t.dimensions[d].size()) {
+        r.fail(cp + "[" + std::to_string(d) + "]", "not an index into dimension " + t.dimensions[d].name);
+        return std::nullopt;
+      }
+      out.push_back(c[d].get<uint32_t>());
+    }
+    return out;
+  };
+  if (const json* pruned = r.field(j, path, "pruned"); pruned && pruned->is_array()) {
+    for (size_t i = 0; i < pruned->size() && !r.failed(); ++i) {
+      const std::string pp = path + ".pruned[" + std::to_string(i) + "]";
+      TunePruned p;
+      p.reason = r.str((*pruned)[i], pp, "reason");
+      const json* configs = r.field((*pruned)[i], pp, "configs");
+      if (configs && configs->is_array())
+        for (size_t k = 0; k < configs->size() && !r.failed(); ++k)
+          if (auto c = readConfig((*configs)[k], pp + ".configs[" + std::to_string(k) + "]")) p.configs.push_back(*c);
+      t.pruned.push_back(std::move(p));
+    }
+  }
+  if (r.failed()) return makeError(r.error);
+  const Params base = kernel->defaultParams();
+  const json* evaluations = r.field(j, path, "evaluations");
+  if (!evaluations || !evaluations->is_array()) return makeError(path + ".evaluations: expected an array");
+  for (size_t i = 0; i < evaluations->size(); ++i) {
+    const std::string ep = path + ".evaluations[" + std::to_string(i) + "]";
+    const json& ej = (*evaluations)[i];
+    TuneEvaluation e;
+    e.point = r.uint(ej, ep, "point");
+    const json* cj = r.field(ej, ep, "config");
+    if (r.failed()) return makeError(r.error);
+    auto c = readConfig(*cj, ep + ".config");
+    if (!c) return makeError(r.error);
+    e.config = *c;
+    e.cached = r.boolean(ej, ep, "cached");
+    e.elapsed_s = r.num(ej, ep, "elapsed_s");
+    const json* score = r.field(ej, ep, "score");
+    if (r.failed()) return makeError(r.error);
+    if (e.point >= s.points.size())
+      return makeError(ep + ".point: " + std::to_string(e.point) + " is not a point of this session");
+    const Measurement& m = s.points[e.point];
+    if (m.item.kernel != t.kernel || !(m.item.params == t.params(e.config, base)))
+      return makeError(ep + ": the configuration " + t.configText(e.config) + " is not point " +
+                       std::to_string(e.point) + "'s (" + m.item.kernel + " " + m.item.params.str(true) + ")");
+    if (!score->is_null()) {
+      if (!score->is_number()) return makeError(ep + ".score: expected a number or null");
+      e.score = score->get<double>();
+    }
+    if (e.score.has_value() != m.timed())
+      return makeError(ep + ".score: " +
+                       std::string(m.timed() ? "missing for a timed point" : "given for a point that was not timed"));
+    if (e.score) {
+      const double expect =
+          tuneScore(t.objective, m.stats.median, kernel->flops(m.item.size), kernel->bytes(m.item.size, m.item.params));
+      if (!near(*e.score, expect))
+        return makeError(ep + ".score: " + std::to_string(*e.score) + " does not match the point's median (" +
+                         std::to_string(expect) + ")");
+    }
+    t.evaluations.push_back(std::move(e));
+  }
+  if (const json* final = r.field(j, path, "final"); final && final->is_array()) {
+    for (size_t i = 0; i < final->size(); ++i) {
+      const std::string fp = path + ".final[" + std::to_string(i) + "]";
+      const json& fj = (*final)[i];
+      TuneFinalist f;
+      const json* cj = r.field(fj, fp, "config");
+      const json* samples = r.field(fj, fp, "samples_ns");
+      if (r.failed()) return makeError(r.error);
+      auto c = readConfig(*cj, fp + ".config");
+      if (!c) return makeError(r.error);
+      f.config = *c;
+      if (!samples->is_array()) return makeError(fp + ".samples_ns: expected an array of numbers");
+      for (const auto& x : *samples) {
+        if (!x.is_number() || !(x.get<double>() >= 0))
+          return makeError(fp + ".samples_ns: expected non-negative numbers");
+        f.samples_ns.push_back(x.get<double>());
+      }
+      f.error = r.str(fj, fp, "error", false);
+      f.score = r.num(fj, fp, "score");
+      f.p_vs_next = r.num(fj, fp, "p_vs_next");
+      if (r.failed()) return makeError(r.error);
+      f.stats = computeStats(f.samples_ns);
+      if (f.error.empty()) {
+        if (f.samples_ns.empty()) return makeError(fp + ".samples_ns: a finalist without an error must have samples");
+        const double expect = tuneScore(t.objective, f.stats.median, kernel->flops(t.size),
+                                        kernel->bytes(t.size, t.params(f.config, base)));
+        if (!near(f.score, expect))
+          return makeError(fp + ".score: " + std::to_string(f.score) + " does not match its samples' median (" +
+                           std::to_string(expect) + ")");
+      }
+      t.final.push_back(std::move(f));
+    }
+  }
+  if (const json* w = r.field(j, path, "winner", false); w && !w->is_null()) {
+    auto c = readConfig(*w, path + ".winner");
+    if (!c) return makeError(r.error);
+    t.winner = *c;
+  }
+  if (r.failed()) return makeError(r.error);
+  return t;
+}
+
+}  // namespace
+
 std::string dumpJson(const json& j, int indent) {
   // Driver strings and error texts are not guaranteed UTF-8: replace, never throw.
   return j.dump(indent, ' ', false, json::error_handler_t::replace);
@@ -522,6 +743,7 @@ std::string sessionToJson(const Session& s) {
   for (const auto& m : s.points) points.push_back(pointToJson(m));
   j["points"] = std::move(points);
   if (s.drift) j["drift"] = driftToJson(*s.drift);
+  if (s.tune) j["tune"] = tuneToJson(*s.tune);
   return dumpJson(j, 1);
 }
 
@@ -801,6 +1023,11 @@ Result<Session> sessionFromJson(const std::string& text) {
     auto drift = driftFromJson(*d, s->plan, s->device ? &*s->device : nullptr);
     if (!drift) return drift.error();
     s->drift = std::move(*drift);
+  }
+  if (const json* t = r.field(j, "", "tune", false); t && !t->is_null()) {
+    auto tune = tuneFromJson(*t, *s);
+    if (!tune) return tune.error();
+    s->tune = std::move(*tune);
   }
   return s;
 }

@@ -8,6 +8,7 @@
 #include "engine/bench/peaks.h"
 #include "engine/bench/runner.h"
 #include "engine/cpu/cpu_info.h"
+#include "engine/tune/tune_record.h"
 #include "engine/vulkan/context.h"
 
 namespace ks {
@@ -46,6 +47,8 @@ struct Session {
   std::string notes;
   // The kernel files of the plan's kernels (see embedKernelFiles).
   std::vector<EmbeddedKernel> kernel_files;
+  // A tune's search and verdict (tune_record.h); its evaluations are the points.
+  std::optional<TuneRecord> tune;
 };
 
 std::string nowIso8601();
