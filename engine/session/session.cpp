@@ -539,6 +539,7 @@ json tuneToJson(const TuneRecord& t) {
   for (const auto& f : t.final) {
     json x = {{"config", configToJson(f.config)},
               {"samples_ns", f.samples_ns},
+              {"round_medians_ns", f.round_medians_ns},
               {"median_ns", f.stats.median},
               {"score", f.score},
               {"p_vs_next", f.p_vs_next}};
@@ -705,6 +706,12 @@ Result<TuneRecord> tuneFromJson(const json& j, const Session& s) {
           return makeError(fp + ".samples_ns: expected non-negative numbers");
         f.samples_ns.push_back(x.get<double>());
       }
+      if (const json* rm = r.field(fj, fp, "round_medians_ns"); rm && rm->is_array())
+        for (const auto& x : *rm) {
+          if (!x.is_number() || !(x.get<double>() > 0))
+            return makeError(fp + ".round_medians_ns: expected positive numbers");
+          f.round_medians_ns.push_back(x.get<double>());
+        }
       f.error = r.str(fj, fp, "error", false);
       f.score = r.num(fj, fp, "score");
       f.p_vs_next = r.num(fj, fp, "p_vs_next");
@@ -712,6 +719,12 @@ Result<TuneRecord> tuneFromJson(const json& j, const Session& s) {
       f.stats = computeStats(f.samples_ns);
       if (f.error.empty()) {
         if (f.samples_ns.empty()) return makeError(fp + ".samples_ns: a finalist without an error must have samples");
+        if (f.round_medians_ns.empty() || f.round_medians_ns.size() > t.final_rounds)
+          return makeError(fp + ".round_medians_ns: " + std::to_string(f.round_medians_ns.size()) +
+                           " rounds, but the final round had " + std::to_string(t.final_rounds));
+        for (double m : f.round_medians_ns)
+          if (m < f.stats.min || m > f.stats.max)
+            return makeError(fp + ".round_medians_ns: a round's median lies outside the samples");
         const double expect = tuneScore(t.objective, f.stats.median, kernel->flops(t.size),
                                         kernel->bytes(t.size, t.params(f.config, base)));
         if (!near(f.score, expect))

@@ -64,20 +64,33 @@ class Search {
       if (!seen_[i]) left.push_back(i);
     return left[uniform(left.size())];
   }
-  // Valid configurations that differ from `i` in exactly one dimension.
-  std::vector<size_t> neighbours(size_t i) {
+  // Valid configurations that differ from `i` in exactly one dimension: by one
+  // step of its value list (`near`), or by more.
+  std::vector<size_t> neighbours(size_t i, bool near) {
     std::vector<size_t> out;
     TuneConfig c = space_.valid[i];
     for (size_t d = 0; d < c.size(); ++d) {
       const uint32_t own = c[d];
       for (uint32_t v = 0; v < space_.dim_sizes[d]; ++v) {
-        if (v == own) continue;
+        const uint32_t step = v > own ? v - own : own - v;
+        if (step == 0 || (step == 1) != near) continue;
         c[d] = v;
         if (auto j = find(c)) out.push_back(*j);
       }
       c[d] = own;
     }
     return out;
+  }
+  // An unseen neighbour of `i`, mostly a near one; nullopt when all are known.
+  std::optional<size_t> unseenNeighbour(size_t i) {
+    const bool near_first = unit() < 0.8;
+    for (bool near : {near_first, !near_first}) {
+      std::vector<size_t> fresh;
+      for (size_t j : neighbours(i, near))
+        if (!seen(j)) fresh.push_back(j);
+      if (!fresh.empty()) return fresh[uniform(fresh.size())];
+    }
+    return std::nullopt;
   }
 
  private:
@@ -107,41 +120,42 @@ void randomSampling(Search& s) {
   }
 }
 
-// Simulated annealing over one-dimension moves. Scores are compared relative
-// to the best so far, so the temperature means the same on every objective.
-// When every neighbour of the current configuration is known, the walk
-// restarts from an unseen neighbour of the best configuration (or anywhere).
+// Simulated annealing over one-dimension moves, mostly to the next or previous
+// value of a tunable. Scores are compared relative to the best so far, so the
+// temperature means the same on every objective. When every neighbour of the
+// current configuration is known, the walk goes back to the best one, and
+// from there (all known too) to an unseen configuration anywhere.
 void anneal(Search& s, size_t budget) {
   auto start = s.randomUnseen();
   if (!start) return;
   size_t current = *start;
   double current_score = s.score(current);
   size_t best = current;
-  const double t_start = 0.25, t_end = 0.005;
+  const double t_start = 0.1, t_end = 0.002;
   while (!s.done()) {
-    std::vector<size_t> fresh;
-    for (size_t j : s.neighbours(current))
-      if (!s.seen(j)) fresh.push_back(j);
-    if (fresh.empty()) {
-      for (size_t j : s.neighbours(best))
-        if (!s.seen(j)) fresh.push_back(j);
-      std::optional<size_t> next = fresh.empty() ? s.randomUnseen() : std::optional(fresh[s.uniform(fresh.size())]);
-      if (!next) return;
-      current = *next;
+    std::optional<size_t> candidate = s.unseenNeighbour(current);
+    if (!candidate && current != best) {
+      current = best;
+      current_score = s.score(best);
+      continue;
+    }
+    if (!candidate) {
+      candidate = s.randomUnseen();
+      if (!candidate) return;
+      current = *candidate;
       current_score = s.score(current);
       if (current_score > s.score(best)) best = current;
       continue;
     }
-    const size_t candidate = fresh[s.uniform(fresh.size())];
-    const double candidate_score = s.score(candidate);
-    if (candidate_score > s.score(best)) best = candidate;
+    const double candidate_score = s.score(*candidate);
+    if (candidate_score > s.score(best)) best = *candidate;
     if (!std::isfinite(candidate_score)) continue;  // failed: never moved to
     const double progress = std::min(1.0, double(s.evaluations()) / double(std::max<size_t>(budget, 1)));
     const double t = t_start * std::pow(t_end / t_start, progress);
     const double scale = std::isfinite(s.best()) && s.best() > 0 ? s.best() : 1.0;
     const double delta = (candidate_score - current_score) / scale;
     if (!std::isfinite(current_score) || delta >= 0 || s.unit() < std::exp(delta / t)) {
-      current = candidate;
+      current = *candidate;
       current_score = candidate_score;
     }
   }

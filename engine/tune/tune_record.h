@@ -58,13 +58,17 @@ struct TuneEvaluation {
 struct TuneFinalist {
   TuneConfig config;
   std::vector<double> samples_ns;  // every round's samples together
-  std::string error;               // why a re-measurement failed ("" when all ran)
-  Stats stats;                     // of samples_ns (recomputed on load)
-  double score = 0;                // from the median
-  double p_vs_next = 1;            // Mann-Whitney U against the next one in the ranking
+  // Each round's median: the units of the test. Samples within one run share
+  // its conditions (clocks, neighbours, placement) and are not independent;
+  // rounds, interleaved with the other finalists, are much closer to it.
+  std::vector<double> round_medians_ns;
+  std::string error;     // why a re-measurement failed ("" when all ran)
+  Stats stats;           // of samples_ns (recomputed on load)
+  double score = 0;      // from the median
+  double p_vs_next = 1;  // Mann-Whitney U of round medians against the next one in the ranking
   bool operator==(const TuneFinalist& o) const {
-    return config == o.config && samples_ns == o.samples_ns && error == o.error && score == o.score &&
-           p_vs_next == o.p_vs_next;
+    return config == o.config && samples_ns == o.samples_ns && round_medians_ns == o.round_medians_ns &&
+           error == o.error && score == o.score && p_vs_next == o.p_vs_next;
   }
 };
 

@@ -52,7 +52,7 @@ void rankFinalists(TuneRecord& record, const std::function<double(const TuneConf
   for (size_t i = 0; i < f.size(); ++i) {
     f[i].p_vs_next = 1;
     if (i + 1 < f.size() && f[i].error.empty() && f[i + 1].error.empty())
-      f[i].p_vs_next = mannWhitneyU(f[i].samples_ns, f[i + 1].samples_ns).p;
+      f[i].p_vs_next = mannWhitneyU(f[i].round_medians_ns, f[i + 1].round_medians_ns).p;
   }
   record.decided = false;
   if (f.empty() || !f[0].error.empty()) {
@@ -70,7 +70,8 @@ void rankFinalists(TuneRecord& record, const std::function<double(const TuneConf
   const std::string second = "#2 (" + record.configText(f[1].config) + ")";
   const double diff = f[1].score > 0 ? f[0].score / f[1].score - 1 : 0;
   const double p = f[0].p_vs_next;
-  const std::string n = std::to_string(f[0].samples_ns.size()) + " + " + std::to_string(f[1].samples_ns.size());
+  const std::string n =
+      std::to_string(f[0].round_medians_ns.size()) + " + " + std::to_string(f[1].round_medians_ns.size()) + " rounds";
   if (p < kSignificanceLevel && diff >= record.tie_margin) {
     record.decided = true;
     record.verdict = first + " beats " + second + " by " + percentText(diff) + " (Mann-Whitney p = " + pText(p) + ", " +
@@ -80,7 +81,7 @@ void rankFinalists(TuneRecord& record, const std::function<double(const TuneConf
                      ", significant (p = " + pText(p) + ") but under the " + percentText(record.tie_margin) + " margin";
   } else {
     record.verdict = "tie: " + first + " and " + second + " cannot be told apart (p = " + pText(p) + ", " + n +
-                     " samples; medians " + percentText(diff) + " apart)";
+                     "; medians " + percentText(diff) + " apart)";
   }
 }
 
@@ -233,7 +234,7 @@ Result<TuneOutcome> runTune(Runner& runner, const vk::DeviceInfo* device, const 
                                           : "no final round: the best so far was not measured again";
     return out;
   }
-  for (size_t i : top) rec.final.push_back({rec.evaluations[i].config, {}, {}, {}, 0, 1});
+  for (size_t i : top) rec.final.push_back({rec.evaluations[i].config, {}, {}, {}, {}, 0, 1});
   const size_t final_total = top.size() * request.final_rounds;
   size_t final_done = 0;
   report("final", 0, final_total, final_total);
@@ -248,9 +249,10 @@ Result<TuneOutcome> runTune(Runner& runner, const vk::DeviceInfo* device, const 
       runner.recoverDevice(m);
       measured_s += seconds(t0);
       ++measured;
-      if (m.timed())
+      if (m.timed()) {
         f.samples_ns.insert(f.samples_ns.end(), m.samples_ns.begin(), m.samples_ns.end());
-      else
+        f.round_medians_ns.push_back(m.stats.median);
+      } else
         f.error = m.error.empty() ? "verification " + verifyStatusName(m.verification.status) : m.error;
       ++final_done;
       report("final", final_done, final_total, final_total - final_done);
