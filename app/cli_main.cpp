@@ -25,6 +25,7 @@
 #include "engine/session/durable_file.h"
 #include "engine/session/journal.h"
 #include "engine/session/session.h"
+#include "engine/tune/space.h"
 #include "engine/tune/tune_report.h"
 #include "engine/tune/tuned_defaults.h"
 #include "engine/tune/tuner.h"
@@ -43,6 +44,7 @@ usage:
   kernelscope-cli run --rerun SESSION.json [-o FILE] [--device N|name] [--quiet]
   kernelscope-cli tune --kernel ID --size SIZE [--strategy grid|random|anneal|genetic]
                   [--budget N | --time-budget DURATION] [--objective gflops|gbps|time] [-o FILE]
+  kernelscope-cli tune-replay GRID_TUNE.json [--fraction 25%] [--seeds 10]
   kernelscope-cli kernel-template gemm|gemv|dot|custom [-o FILE]
   kernelscope-cli kernel-template examples -o DIR
   kernelscope-cli compile --kernels LIST [--wg SHAPE] [--param NAME=V] [--size SIZE] [KERNEL FILES]
@@ -110,6 +112,10 @@ measured again in --final-rounds (5) interleaved rounds, and the verdict says wh
   --save-defaults    keep the winner as this device's tuned default for the size class
                      ($XDG_CONFIG_HOME/kernelscope/tuned.json, or --tuned-file FILE)
   --input-seed N     the inputs' seed (run's --seed); --reps, --warmup, --target-ci ... as run
+  --dry-run          print the space and what pruning leaves (with reasons), run nothing
+tune-replay replays random, anneal and genetic search (seeds 1..--seeds) on the measurements
+  of a complete grid tune, each with --fraction of its evaluations, and says how close each
+  gets to the exhaustive best.
 
 kernel files (your own kernels; see README "Bring your own kernel"):
   --kernel-file FILE a GLSL compute shader with a kernelscope manifest (repeatable)
@@ -669,7 +675,7 @@ int cmdTune(int argc, char** argv) {
                                      "--device",       "-o",
                                      "--output",       "--tuned-file",
                                      "--kernel-file",  "--kernel-dir"},
-                     {"--no-cache", "--save-defaults", "--quiet", "--no-rotate"});
+                     {"--no-cache", "--save-defaults", "--quiet", "--no-rotate", "--dry-run"});
   if (!a.positional.empty()) usage("unexpected argument '" + a.positional.front() + "'");
   if (!a.has("--kernel")) usage("tune needs --kernel ID (e.g. --kernel gemm.block_tiling)");
   if (!a.has("--size")) usage("tune needs --size (e.g. --size 1024, or MxNxK)");
@@ -729,6 +735,9 @@ int cmdTune(int argc, char** argv) {
   }
   const bool quiet = a.has("--quiet");
 
+  // The space's own errors (unknown or illegal values, nothing to tune) before any device is opened.
+  auto dims = ks::tuneDimensions(*kernel, req.only, req.shapes);
+  if (!dims) usage(dims.error().message);
   Engine e = kernel->backend == ks::Backend::Vulkan ? openEngine(a.get("--device"), true) : Engine{};
   const ks::vk::DeviceInfo* device = e.device ? &e.device->info() : nullptr;
   if (device && !a.has("--no-cache"))
@@ -738,6 +747,17 @@ int cmdTune(int argc, char** argv) {
   if (device)
     std::printf("device: %s (%s, Vulkan %s, driver %s)\n", device->name.c_str(), device->type.c_str(),
                 device->api_version.c_str(), device->driver_version.c_str());
+
+  if (a.has("--dry-run")) {
+    // The space and what pruning leaves, without running anything.
+    const auto space = ks::pruneSpace(*dims, *kernel, *size, device);
+    std::printf("%llu configurations of %s at %s, %zu valid; %s search would evaluate %zu\n",
+                static_cast<unsigned long long>(space.total), kernel->id.c_str(), size->str().c_str(),
+                space.search.valid.size(), ks::strategyName(req.strategy).c_str(),
+                ks::tuneBudget(req, space.search.valid.size()));
+    for (const auto& p : space.pruned) std::printf("  pruned %zu: %s\n", p.configs.size(), p.reason.c_str());
+    return space.search.valid.empty() ? 1 : 0;
+  }
 
   ks::Session session = ks::newSession();
   if (device) session.device = *device;
@@ -814,6 +834,54 @@ int cmdTune(int argc, char** argv) {
                 kernel->id.c_str(), device->name.c_str(), static_cast<unsigned long long>(t.size_class), path.c_str());
   }
   return rc;
+}
+
+// tune-replay: how random, anneal and genetic search would have done on an
+// exhaustive grid tune's measurements, within a fraction of its evaluations.
+int cmdTuneReplay(int argc, char** argv) {
+  Args a = parseArgs(argc, argv, 2, {"--fraction", "--seeds", "--kernel-file", "--kernel-dir"}, {});
+  if (a.positional.size() != 1) usage("tune-replay needs one session of a grid tune (tune --strategy grid -o FILE)");
+  loadKernelFiles(a);
+  auto s = ks::loadSession(a.positional[0]);
+  if (!s) usage(s.error().message);
+  if (!s->tune) usage(a.positional[0] + " is not a tune session");
+  const ks::TuneRecord& t = *s->tune;
+  if (t.evaluations.size() != t.valid)
+    usage(a.positional[0] + " evaluated " + std::to_string(t.evaluations.size()) + " of " + std::to_string(t.valid) +
+          " valid configurations: replaying needs all of them (a complete grid tune)");
+  const double fraction = a.has("--fraction") ? parseFraction(a.get("--fraction"), "--fraction", "25%") : 0.25;
+  const uint32_t seeds = parseCount(a.get("--seeds", "10"), "--seeds", 1);
+  ks::SearchSpace space;
+  for (const auto& d : t.dimensions) space.dim_sizes.push_back(uint32_t(d.size()));
+  std::vector<std::pair<ks::TuneConfig, std::optional<double>>> known;
+  for (const auto& e : t.evaluations) known.push_back({e.config, e.score});
+  std::sort(known.begin(), known.end());  // grid order, as pruneSpace lists them
+  std::vector<std::optional<double>> scores;
+  for (const auto& [c, score] : known) {
+    space.valid.push_back(c);
+    scores.push_back(score);
+  }
+  const auto best = t.bestEvaluation();
+  if (!best) usage(a.positional[0] + " has no successful evaluation");
+  std::printf("%s at %s on %s: %zu valid configurations; exhaustive best %s = %.1f %s\n", t.kernel.c_str(),
+              t.size.str().c_str(), s->device ? s->device->name.c_str() : "?", t.valid,
+              t.configText(t.evaluations[*best].config).c_str(), *t.evaluations[*best].score,
+              ks::objectiveUnit(t.objective).c_str());
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : ks::replayStrategies(space, scores, fraction, seeds)) {
+    char mean[32], worst[32], to_best[32];
+    std::snprintf(mean, sizeof mean, "%.1f%%", 100 * r.mean_fraction);
+    std::snprintf(worst, sizeof worst, "%.1f%%", 100 * r.worst_fraction);
+    std::snprintf(to_best, sizeof to_best, "%.0f", r.mean_evaluations_to_best);
+    rows.push_back({ks::strategyName(r.strategy), std::to_string(r.budget), mean, worst,
+                    std::to_string(r.found_best) + "/" + std::to_string(r.runs), to_best});
+  }
+  std::printf(
+      "%s", ks::renderTable(
+                {"strategy", "evaluations", "mean of best", "worst", "found the best", "evaluations to its best"}, rows)
+                .c_str());
+  std::printf("(seeds 1..%u; the same evaluations a live tune with the result cache would make)\n", seeds);
+  return 0;
 }
 
 // What a journal holds: "7 of 12 points finished (6 ok, 1 failed, 0 skipped)", and the line it dropped.
@@ -1123,6 +1191,7 @@ int main(int argc, char** argv) {
     if (cmd == "kernels") return cmdKernels(argc, argv);
     if (cmd == "run") return cmdRun(argc, argv);
     if (cmd == "tune") return cmdTune(argc, argv);
+    if (cmd == "tune-replay") return cmdTuneReplay(argc, argv);
     if (cmd == "kernel-template") return cmdKernelTemplate(argc, argv);
     if (cmd == "compile") return cmdCompile(argc, argv);
     if (cmd == "show") return cmdShow(argc, argv);

@@ -1045,3 +1045,88 @@ TEST(CliKernelFiles, AManifestErrorNamesTheFileTheLineAndTheField) {
   ASSERT_GT(line, 0);
   EXPECT_TRUE(contains(r.err, "typo.comp:" + std::to_string(line) + ": grid: Unexpected token \"GROUP\"")) << r.err;
 }
+
+// ---------------------------------------------------------------- tune
+
+TEST(CliTune, BadRequestsAreUsageErrors) {
+  expectUsageError("tune --size 64", {"tune needs --kernel"});
+  expectUsageError("tune --kernel gemm.block_tiling", {"tune needs --size"});
+  expectUsageError("tune --kernel gemm.nope --size 64", {"unknown kernel 'gemm.nope'"});
+  expectUsageError("tune --kernel gemm.block_tiling --size 64,128", {"one --size"});
+  expectUsageError("tune --kernel gemm.block_tiling --size 64 --cache x --no-cache", {"exclude each other"});
+  expectUsageError("tune --kernel gemm.block_tiling --size 64 --strategy exhaustive", {"unknown strategy"});
+  expectUsageError("tune --kernel gemm.block_tiling --size 64 --param BK=3", {"BK=3 is not a legal value"});
+  expectUsageError("tune --kernel gemm.block_tiling --size 64 --param TILE=3", {"no tunable TILE"});
+  expectUsageError("tune --kernel cpu.gemm.openblas --size 64", {"nothing to tune"});
+  expectUsageError("tune --kernel gemm.tile2d --size 64 --wg 8x8", {"no workgroup shape to tune"});
+  expectUsageError("tune --kernel gemm.block_tiling --size 64 --time-budget soon",
+                   {"--time-budget must be a duration"});
+}
+
+TEST(CliTune, TunesWritesASessionResumesFromTheCacheAndSavesTunedDefaults) {
+  const fs::path home = freshConfigHome("xdg-tune");
+  setenv("XDG_CACHE_HOME", (home / "cache").c_str(), 1);
+  const fs::path session = tempDir() / "tune.json";
+  const std::string tune =
+      "tune --kernel gemm.block_tiling --size 64 --wg 8x8 --param BK=2,4 --param BN=2,4 --reps 3 --warmup-ms 0 "
+      "--top 2 --final-rounds 2 -o " +
+      quote(session.string());
+  auto r = runCli(tune);
+  ASSERT_EQ(r.rc, 0) << r.all();
+  EXPECT_TRUE(contains(r.out, "4 configurations, 4 valid after pruning; grid search, 4 evaluations")) << r.out;
+  EXPECT_EQ(countOf(r.out, "GFLOP/s   best "), 4u) << r.out;
+  EXPECT_EQ(countOf(r.out, "(cached)"), 0u) << r.out;
+  EXPECT_TRUE(contains(r.out, "final round: the best 2 measured again, 2 interleaved rounds")) << r.out;
+  EXPECT_TRUE(contains(r.out, "verdict: ")) << r.out;
+  EXPECT_TRUE(contains(r.out, "run it: kernelscope-cli run --kernels gemm.block_tiling --sizes 64 --wg 8x8")) << r.out;
+  // The cache is the default one, under XDG_CACHE_HOME.
+  size_t cache_files = 0;
+  for (const auto& e : fs::directory_iterator(home / "cache" / "kernelscope" / "tune"))
+    cache_files += e.path().filename().string().rfind("gemm.block_tiling-64-", 0) == 0;
+  EXPECT_EQ(cache_files, 1u);
+
+  // The session keeps the tune; show prints it.
+  auto show = runCli("show " + quote(session.string()));
+  EXPECT_TRUE(contains(show.out, "tune of gemm.block_tiling at 64: grid search (seed 1)")) << show.all();
+  EXPECT_TRUE(contains(show.out, "verdict: ")) << show.out;
+
+  // Again: everything from the cache, and the winner saved as a tuned default.
+  const fs::path tuned = tempDir() / "tuned.json";
+  r = runCli(tune + " --save-defaults --tuned-file " + quote(tuned.string()));
+  ASSERT_EQ(r.rc, 0) << r.all();
+  EXPECT_EQ(countOf(r.out, "(cached)"), 4u) << r.out;
+  EXPECT_TRUE(contains(r.out, "evaluated 4 (4 from the cache, 0 failed)")) << r.out;
+  EXPECT_TRUE(contains(r.out, "saved as the tuned default of gemm.block_tiling")) << r.out;
+  auto saved = nlohmann::json::parse(readFile(tuned));
+  ASSERT_EQ(saved["entries"].size(), 1u);
+  const auto& params = saved["entries"][0]["params"];
+
+  // run --tuned uses it; a --param the user gives still wins.
+  auto run = runCli("run --kernels gemm.block_tiling --sizes 64 --tuned --tuned-file " + quote(tuned.string()) +
+                    " --reps 2 --warmup-ms 0 --no-drift-check");
+  ASSERT_EQ(run.rc, 0) << run.all();
+  const std::string expect =
+      "8x8 BK=" + std::to_string(params["BK"].get<int>()) + " BN=" + std::to_string(params["BN"].get<int>());
+  EXPECT_TRUE(contains(run.out, "tuned: gemm.block_tiling (size class 64): tuned " + expect)) << run.out;
+  EXPECT_TRUE(contains(run.out, expect)) << run.out;
+  run = runCli("run --kernels gemm.block_tiling --sizes 64 --tuned --tuned-file " + quote(tuned.string()) +
+               " --param BK=16 --reps 2 --warmup-ms 0 --no-drift-check");
+  ASSERT_EQ(run.rc, 0) << run.all();
+  EXPECT_TRUE(contains(run.out, "8x8 BK=16 BN=" + std::to_string(params["BN"].get<int>()))) << run.out;
+  expectUsageError("run --kernels gemm.block_tiling --sizes 64 --tuned-file x.json", {"give --tuned too"});
+
+  // The session of a complete grid replays the other strategies.
+  auto replay = runCli("tune-replay " + quote(session.string()) + " --seeds 3 --fraction 50%");
+  ASSERT_EQ(replay.rc, 0) << replay.all();
+  for (const char* s : {"random", "anneal", "genetic"}) EXPECT_TRUE(contains(replay.out, s)) << replay.out;
+  EXPECT_TRUE(contains(replay.out, "4 valid configurations; exhaustive best")) << replay.out;
+}
+
+TEST(CliTune, DryRunShowsThePruningWithoutRunning) {
+  auto r = runCli("tune --kernel gemm.warptile --size 128 --dry-run --no-cache");
+  ASSERT_EQ(r.rc, 0) << r.all();
+  EXPECT_TRUE(contains(r.out, "2916 configurations of gemm.warptile at 128")) << r.out;
+  EXPECT_TRUE(contains(r.out, "pruned ")) << r.out;
+  EXPECT_TRUE(contains(r.out, "BM and BN must be multiples of WM and WN")) << r.out;
+  EXPECT_FALSE(contains(r.out, "GFLOP/s")) << r.out;
+}

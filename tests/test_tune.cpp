@@ -194,7 +194,11 @@ TEST(TuneSpace, PruningKeepsExactlyWhatCanRun) {
     for (const auto& c : p.configs) {
       auto why = checkPoint(*k, size, configParams(*dims, c, k->defaultParams()), &d);
       ASSERT_TRUE(why);
-      EXPECT_EQ(*why, p.reason);
+      if (p.reason.rfind("e.g. ", 0) == 0)
+        EXPECT_EQ(why->substr(0, why->find_first_of("0123456789")),
+                  p.reason.substr(5, p.reason.find_first_of("0123456789") - 5));
+      else
+        EXPECT_EQ(*why, p.reason);
     }
   }
   EXPECT_EQ(space.total, 2916u);

@@ -240,3 +240,45 @@ void searchSpace(SearchStrategy strategy, const SearchSpace& space, uint64_t see
 }
 
 }  // namespace ks
+
+namespace ks {
+
+std::vector<StrategyReplay> replayStrategies(const SearchSpace& space, const std::vector<std::optional<double>>& scores,
+                                             double budget_fraction, uint64_t seeds) {
+  double truth = 0;
+  for (const auto& s : scores)
+    if (s) truth = std::max(truth, *s);
+  const size_t budget = std::max<size_t>(1, size_t(std::ceil(budget_fraction * double(space.valid.size()) - 1e-9)));
+  std::vector<StrategyReplay> out;
+  for (auto strategy : {SearchStrategy::Random, SearchStrategy::Anneal, SearchStrategy::Genetic}) {
+    StrategyReplay r;
+    r.strategy = strategy;
+    r.budget = budget;
+    r.worst_fraction = 1;
+    double sum = 0, sum_to_best = 0;
+    for (uint64_t seed = 1; seed <= seeds; ++seed) {
+      double best = 0;
+      size_t evaluations = 0, at_best = 0;
+      searchSpace(strategy, space, seed, budget, [&](size_t i) {
+        ++evaluations;
+        if (scores[i] && *scores[i] > best) {
+          best = *scores[i];
+          at_best = evaluations;
+        }
+        return Probe{false, scores[i]};
+      });
+      const double fraction = truth > 0 ? best / truth : 0;
+      sum += fraction;
+      sum_to_best += double(at_best);
+      r.worst_fraction = std::min(r.worst_fraction, fraction);
+      r.found_best += best == truth;
+      ++r.runs;
+    }
+    r.mean_fraction = r.runs ? sum / double(r.runs) : 0;
+    r.mean_evaluations_to_best = r.runs ? sum_to_best / double(r.runs) : 0;
+    out.push_back(r);
+  }
+  return out;
+}
+
+}  // namespace ks

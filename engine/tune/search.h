@@ -36,3 +36,22 @@ void searchSpace(SearchStrategy strategy, const SearchSpace& space, uint64_t see
                  const ProbeFn& probe);
 
 }  // namespace ks
+
+namespace ks {
+
+// How well a strategy does on a known landscape: each configuration's score
+// (nullopt: failed), e.g. from an exhaustive grid tune, replayed without a
+// device. Runs each seed in 1..seeds with a budget of `budget_fraction` of the
+// space; the figures are the best found as a fraction of the true best.
+struct StrategyReplay {
+  SearchStrategy strategy = SearchStrategy::Random;
+  size_t budget = 0;
+  size_t runs = 0;
+  double mean_fraction = 0, worst_fraction = 0;
+  size_t found_best = 0;                // runs whose best was the exhaustive best
+  double mean_evaluations_to_best = 0;  // evaluations until each run's own best appeared
+};
+std::vector<StrategyReplay> replayStrategies(const SearchSpace& space, const std::vector<std::optional<double>>& scores,
+                                             double budget_fraction, uint64_t seeds);
+
+}  // namespace ks

@@ -1,6 +1,7 @@
 #include "engine/tune/space.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 
 namespace ks {
@@ -88,13 +89,31 @@ PrunedSpace pruneSpace(const std::vector<TuneDimension>& dims, const KernelInfo&
   for (const auto& d : dims) out.search.dim_sizes.push_back(uint32_t(d.size()));
   out.total = 1;
   for (uint32_t n : out.search.dim_sizes) out.total *= n;
-  std::map<std::string, size_t> group;  // reason -> index into out.pruned
+  // Reasons that differ only in numbers (bytes, parameter values) form one
+  // group, shown by its first reason with "e.g.".
+  std::map<std::string, size_t> group;  // reason with its numbers as '#' -> index into out.pruned
+  std::vector<bool> mixed;
+  const auto shape = [](const std::string& reason) {
+    std::string key;
+    for (char ch : reason)
+      if (!std::isdigit(static_cast<unsigned char>(ch)))
+        key += ch;
+      else if (key.empty() || key.back() != '#')
+        key += '#';
+    return key;
+  };
   const Params base = kernel.defaultParams();
   TuneConfig c(dims.size(), 0);
   for (uint64_t i = 0; i < out.total; ++i) {
     if (auto why = checkPoint(kernel, size, configParams(dims, c, base), device)) {
-      auto [it, added] = group.emplace(*why, out.pruned.size());
-      if (added) out.pruned.push_back({*why, {}});
+      auto [it, added] = group.emplace(shape(*why), out.pruned.size());
+      if (added) {
+        out.pruned.push_back({*why, {}});
+        mixed.push_back(false);
+      } else if (!mixed[it->second] && out.pruned[it->second].reason != *why) {
+        mixed[it->second] = true;
+        out.pruned[it->second].reason = "e.g. " + out.pruned[it->second].reason;
+      }
       out.pruned[it->second].configs.push_back(c);
     } else {
       out.search.valid.push_back(c);

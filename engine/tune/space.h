@@ -31,7 +31,8 @@ struct PrunedSpace {
 
 // Every combination checked with checkPoint (the kernel's constraints, its size
 // rules, shared memory, invocations, buffer and grid limits of `device`): what
-// fails is pruned with the reason and never reaches the device.
+// fails is pruned with the reason and never reaches the device. Reasons that
+// differ only in their numbers are one group, named by its first ("e.g. ...").
 PrunedSpace pruneSpace(const std::vector<TuneDimension>& dims, const KernelInfo& kernel, const ProblemSize& size,
                        const vk::DeviceInfo* device);
 
