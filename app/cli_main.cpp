@@ -799,7 +799,7 @@ int cmdTune(int argc, char** argv) {
   }
   if (rec.winner) {
     const ks::Params best = rec.params(*rec.winner, kernel->defaultParams());
-    std::string run = "kernelscope-cli run --kernels " + kernel->id + " --sizes " + ks::SizeSpec(rec.size).str();
+    std::string run = "kernelscope-cli run --kernels " + kernel->id + " --sizes " + rec.size.str();
     if (kernel->uses_workgroup) run += " --wg " + best.wg.str();
     for (const auto& [name, value] : best.values) run += " --param " + name + "=" + std::to_string(value);
     std::printf("run it: %s\n", run.c_str());
