@@ -57,7 +57,9 @@
 #include "ui/results_model.h"
 #include "ui/roofline_chart.h"
 #include "ui/sweep_editor.h"
+#include "ui/tune_heatmap.h"
 #include "ui/tune_panel.h"
+#include "ui/tune_progress_chart.h"
 
 namespace ks::ui {
 
@@ -1399,6 +1401,10 @@ void MainWindow::exportChartPng() {
   const auto all = charts();
   chart->setCurrentIndex(
       tabs_->currentWidget() == roofline_ ? 3 : int(std::find(all.begin(), all.end(), currentChart()) - all.begin()));
+  if (tune_->record()) {  // as the Tune tab shows them (axes and slice included)
+    chart->addItems({tr("Tune heatmap"), tr("Tune progress")});
+    if (tabs_->currentWidget() == tune_) chart->setCurrentIndex(4);
+  }
   auto* width = new QSpinBox;
   width->setRange(200, 8000);
   width->setValue(1600);
@@ -1420,9 +1426,11 @@ void MainWindow::exportChartPng() {
   const QString path = QFileDialog::getSaveFileName(this, tr("Export PNG"), "chart.png", tr("PNG images (*.png)"));
   if (path.isEmpty()) return;
   const QSize size(width->value(), height->value());
-  const QString err = chart->currentIndex() == 3
-                          ? roofline_->exportPng(path, size, scale->currentIndex() + 1)
-                          : all[size_t(chart->currentIndex())]->exportPng(path, size, scale->currentIndex() + 1);
+  const int which = chart->currentIndex(), pixels = scale->currentIndex() + 1;
+  const QString err = which == 3   ? roofline_->exportPng(path, size, pixels)
+                      : which == 4 ? tune_->heatmap()->exportPng(path, size, pixels)
+                      : which == 5 ? tune_->progressChart()->exportPng(path, size, pixels)
+                                   : all[size_t(which)]->exportPng(path, size, pixels);
   if (!err.isEmpty())
     showError(tr("Export failed"), err);
   else
@@ -1430,8 +1438,9 @@ void MainWindow::exportChartPng() {
 }
 
 void MainWindow::exportChartSvg() {
-  if (tabs_->currentWidget() == roofline_) {
-    showError(tr("Export failed"), tr("The roofline exports as PNG only (File > Export Chart as PNG)."));
+  if (tabs_->currentWidget() == roofline_ || tabs_->currentWidget() == tune_) {
+    showError(tr("Export failed"), tr("The roofline and the tune's charts export as PNG only (File > Export Chart as "
+                                      "PNG)."));
     return;
   }
   const QString path = QFileDialog::getSaveFileName(this, tr("Export SVG"), "chart.svg", tr("SVG images (*.svg)"));

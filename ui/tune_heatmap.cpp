@@ -100,12 +100,34 @@ void paintWinnerOutline(QPainter& p, const QRectF& r) {
   p.restore();
 }
 
+struct LegendItem {
+  TuneHeatmap::CellState state;
+  QString text;
+  bool outline;  // the winner's mark
+};
+
+std::vector<LegendItem> legendItems(bool winner) {
+  using S = TuneHeatmap::CellState;
+  return {{S::Measured, TuneHeatmap::stateName(S::Measured), false},
+          {S::Failed, TuneHeatmap::stateName(S::Failed), false},
+          {S::Invalid, TuneHeatmap::stateName(S::Invalid), false},
+          {S::Unmeasured, TuneHeatmap::stateName(S::Unmeasured), false},
+          {S::Measured, winner ? TuneHeatmap::tr("winner") : TuneHeatmap::tr("best so far"), true}};
+}
+
+double swatchWidth(const LegendItem& item, double side) { return side * (item.outline ? 1.6 : 1); }
+double legendItemWidth(const LegendItem& item, const QFontMetricsF& fm) {
+  return swatchWidth(item, std::round(fm.height())) + 5 + fm.horizontalAdvance(item.text) + 16;
+}
+
 }  // namespace
 
 // Where everything goes at one size, from the fonts' metrics.
 struct TuneHeatmap::Layout {
-  QFont font, title_font, small_font;
+  QFont font, title_font, small_font, cell_font;
+  bool cell_values = true;  // measured cells show their score
   QRectF title, grid, bar, legend;
+  std::vector<std::vector<int>> legend_rows;  // indices into legendItems(), wrapped to the width
   double cell_w = 0, cell_h = 0;
   double y_labels_right = 0;  // the y tick labels end here
   double y_title_x = 0;       // centre of the rotated y title
@@ -436,12 +458,28 @@ TuneHeatmap::Layout TuneHeatmap::layout(QSizeF size) const {
   l.title_font.setPointSizeF(l.font.pointSizeF() * 1.15);
   l.small_font = l.font;
   l.small_font.setPointSizeF(l.font.pointSizeF() * 0.9);
-  const QFontMetricsF fm(l.font), title_fm(l.title_font);
+  const QFontMetricsF fm(l.font), title_fm(l.title_font), small_fm(l.small_font);
   const double line = fm.height();
   const double w = size.width(), h = size.height();
 
-  l.title = QRectF(kMargin, kMargin, w - 2 * kMargin, title_fm.height());
-  l.legend = QRectF(kMargin, h - kMargin - line - 4, w - 2 * kMargin, line + 4);
+  // The title wraps (at most two lines) rather than losing its slice.
+  const QRectF title_box = title_fm.boundingRect(QRectF(0, 0, w - 2 * kMargin, 1e6),
+                                                 Qt::AlignHCenter | Qt::TextWordWrap, titleText());
+  l.title = QRectF(kMargin, kMargin, w - 2 * kMargin, std::min(title_box.height(), 2 * title_fm.lineSpacing()));
+  // The legend wraps into rows.
+  const auto items = legendItems(record_ && record_->winner);
+  double row_width = 0;
+  for (int i = 0; i < int(items.size()); ++i) {
+    const double iw = legendItemWidth(items[size_t(i)], small_fm);
+    if (l.legend_rows.empty() || (row_width + iw > w - 2 * kMargin && !l.legend_rows.back().empty())) {
+      l.legend_rows.emplace_back();
+      row_width = 0;
+    }
+    l.legend_rows.back().push_back(i);
+    row_width += iw;
+  }
+  const double legend_h = double(l.legend_rows.size()) * (small_fm.height() + 4);
+  l.legend = QRectF(kMargin, h - kMargin - legend_h, w - 2 * kMargin, legend_h);
 
   double y_labels = 0;
   if (record_ && y_ >= 0)
@@ -459,13 +497,28 @@ TuneHeatmap::Layout TuneHeatmap::layout(QSizeF size) const {
   const int nx = std::max(1, columns()), ny = std::max(1, rows());
   double cw = std::max(1.0, (right - left) / nx), ch = std::max(1.0, (bottom - top) / ny);
   // Keep cells from turning into long strips.
-  ch = std::min(ch, cw * 1.1);
+  ch = std::min(ch, cw * 1.4);
   cw = std::min(cw, ch * 2.2);
   l.cell_w = cw;
   l.cell_h = ch;
+  // The values in the cells: in the font, or a smaller one, or (where even that would not fit
+  // the widest) none at all, so that no cell lacks a value another one shows.
+  l.cell_font = l.font;
+  l.cell_values = true;
+  const auto fits = [&](const QFont& f) {
+    const QFontMetricsF m(f);
+    double widest = 0;
+    for (const auto& e : record_ ? record_->evaluations : std::vector<ks::TuneEvaluation>{})
+      if (e.score) widest = std::max(widest, m.horizontalAdvance(scoreText(*e.score)));
+    return widest + 6 <= cw && m.height() + 2 <= ch;
+  };
+  if (!fits(l.cell_font)) {
+    l.cell_font.setPointSizeF(l.font.pointSizeF() * 0.8);
+    l.cell_values = fits(l.cell_font);
+  }
   const double gw = cw * nx, gh = ch * ny;
   const double gx = left + std::max(0.0, (right - left - gw) / 2);
-  const double gy = top + std::max(0.0, (bottom - top - gh) / 2);
+  const double gy = top;  // under the title; the axis titles and the legend follow the grid
   l.grid = QRectF(gx, gy, gw, gh);
   l.y_labels_right = gx - 6;
   l.y_title_x = gx - 8 - y_labels - line / 2 - 4;
@@ -474,6 +527,7 @@ TuneHeatmap::Layout TuneHeatmap::layout(QSizeF size) const {
   l.bar = QRectF(l.grid.right() + 14, l.grid.top(), kBarWidth, std::max(gh, 3 * line));
   l.bar_labels_left = l.bar.right() + 6;
   l.bar_title_x = l.bar_labels_left + bar_labels + 8 + line / 2;
+  l.legend.moveTop(std::max(l.x_title_top + line + 10, l.bar.bottom() + 10));
   return l;
 }
 
@@ -489,8 +543,10 @@ void TuneHeatmap::paint(QPainter& p, QSizeF size) const {
   const QFontMetricsF fm(l.font);
   p.setPen(kText);
   p.setFont(l.title_font);
-  p.drawText(l.title, Qt::AlignHCenter | Qt::AlignVCenter,
-             QFontMetricsF(l.title_font).elidedText(titleText(), Qt::ElideRight, l.title.width()));
+  p.save();
+  p.setClipRect(l.title.adjusted(-2, -2, 2, 2));
+  p.drawText(l.title, Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap, titleText());
+  p.restore();
   p.setFont(l.font);
   if (!record_ || columns() == 0) {
     p.setPen(kMutedText);
@@ -508,9 +564,11 @@ void TuneHeatmap::paint(QPainter& p, QSizeF size) const {
       paintCellBackground(p, inner, state, fill);
       if (state == CellState::Measured) {
         const QString text = scoreText(*cellScore(c, r));
-        if (fm.horizontalAdvance(text) + 6 <= inner.width() && fm.height() + 2 <= inner.height()) {
+        if (l.cell_values) {
+          p.setFont(l.cell_font);
           p.setPen(darkFill(fill) ? Qt::white : kText);
           p.drawText(inner, Qt::AlignCenter, text);
+          p.setFont(l.font);
         }
       }
     }
@@ -554,13 +612,19 @@ void TuneHeatmap::paint(QPainter& p, QSizeF size) const {
     p.setBrush(g);
     p.drawRect(l.bar);
     p.setPen(kText);
-    const int ticks = high_ > low_ ? 5 : 1;
-    for (int i = 0; i < ticks; ++i) {
-      const double f = ticks == 1 ? 1.0 : double(i) / (ticks - 1);
+    // Round values along the bar (the range's ends when it has none).
+    std::vector<double> ticks;
+    const double step = niceStep(high_ - low_, 5);
+    if (high_ > low_)
+      for (double v = std::ceil(low_ / step - 1e-9) * step; v <= high_ + step * 1e-9; v += step) ticks.push_back(v);
+    if (ticks.empty()) ticks = {low_, high_};
+    const int decimals = std::max(0, int(-std::floor(std::log10(step) + 1e-9)));
+    for (double v : ticks) {
+      const double f = high_ > low_ ? (v - low_) / (high_ - low_) : 1.0;
       const double y = l.bar.bottom() - f * l.bar.height();
       p.drawLine(QPointF(l.bar.right(), y), QPointF(l.bar.right() + 4, y));
       p.drawText(QRectF(l.bar_labels_left, y - fm.height() / 2, 200, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
-                 scoreText(low_ + f * (high_ - low_)));
+                 high_ > low_ ? QString::number(v, 'f', decimals) : scoreText(v));
     }
   }
   p.save();
@@ -571,50 +635,46 @@ void TuneHeatmap::paint(QPainter& p, QSizeF size) const {
              scored ? unitText() : tr("%1: nothing measured yet").arg(unitText()));
   p.restore();
 
-  // The legend: the four states and the outline.
+  // The legend: the four states and the outline, in rows centred under the grid.
   p.setFont(l.small_font);
   const QFontMetricsF sfm(l.small_font);
   const double sw = std::round(sfm.height());
-  struct Item {
-    CellState state;
-    QString text;
-    bool outline;
-  };
-  const std::vector<Item> items = {{CellState::Measured, stateName(CellState::Measured), false},
-                                   {CellState::Failed, stateName(CellState::Failed), false},
-                                   {CellState::Invalid, stateName(CellState::Invalid), false},
-                                   {CellState::Unmeasured, stateName(CellState::Unmeasured), false},
-                                   {CellState::Measured, record_->winner ? tr("winner") : tr("best so far"), true}};
-  double total = 0;
-  for (const Item& it : items) total += sw * (it.outline ? 1.6 : 1) + 5 + sfm.horizontalAdvance(it.text) + 16;
-  double x = l.legend.left() + std::max(0.0, (l.legend.width() - total) / 2);
-  const double y = l.legend.center().y() - sw / 2;
-  for (const Item& it : items) {
-    const QRectF swatch(x, y, sw * (it.outline ? 1.6 : 1), sw);
-    if (it.outline) {
-      paintCellBackground(p, swatch, CellState::Measured, scoreColor(0.9));
-      p.save();
-      p.setPen(QPen(kWinnerOutline, 2.5));
-      p.setBrush(Qt::NoBrush);
-      p.drawRect(swatch.adjusted(1.25, 1.25, -1.25, -1.25));
-      p.restore();
-    } else if (it.state == CellState::Measured) {
-      QLinearGradient g(swatch.topLeft(), swatch.topRight());
-      for (int i = 0; i <= kViridisSteps; ++i) g.setColorAt(double(i) / kViridisSteps, kViridis[i]);
-      p.fillRect(swatch, g);
-    } else {
-      paintCellBackground(p, swatch, it.state, stateFill(it.state));
-      if (it.state != CellState::Unmeasured) {
-        p.setPen(QPen(kCellBorder, 1));
+  const auto items = legendItems(record_->winner.has_value());
+  double y = l.legend.top();
+  for (const auto& row : l.legend_rows) {
+    double total = 0;
+    for (int i : row) total += legendItemWidth(items[size_t(i)], sfm);
+    double x = l.legend.left() + std::max(0.0, (l.legend.width() - total + 16) / 2);
+    const QRectF band(l.legend.left(), y, l.legend.width(), sfm.height() + 4);
+    for (int i : row) {
+      const LegendItem& it = items[size_t(i)];
+      const QRectF swatch(x, band.center().y() - sw / 2, swatchWidth(it, sw), sw);
+      if (it.outline) {
+        paintCellBackground(p, swatch, CellState::Measured, scoreColor(0.9));
+        p.save();
+        p.setPen(QPen(kWinnerOutline, 2.5));
         p.setBrush(Qt::NoBrush);
-        p.drawRect(swatch);
+        p.drawRect(swatch.adjusted(1.25, 1.25, -1.25, -1.25));
+        p.restore();
+      } else if (it.state == CellState::Measured) {
+        QLinearGradient g(swatch.topLeft(), swatch.topRight());
+        for (int k = 0; k <= kViridisSteps; ++k) g.setColorAt(double(k) / kViridisSteps, kViridis[k]);
+        p.fillRect(swatch, g);
+      } else {
+        paintCellBackground(p, swatch, it.state, stateFill(it.state));
+        if (it.state != CellState::Unmeasured) {
+          p.setPen(QPen(kCellBorder, 1));
+          p.setBrush(Qt::NoBrush);
+          p.drawRect(swatch);
+        }
       }
+      x = swatch.right() + 5;
+      p.setPen(kText);
+      p.drawText(QRectF(x, band.top(), sfm.horizontalAdvance(it.text) + 2, band.height()),
+                 Qt::AlignLeft | Qt::AlignVCenter, it.text);
+      x += sfm.horizontalAdvance(it.text) + 16;
     }
-    x = swatch.right() + 5;
-    p.setPen(kText);
-    p.drawText(QRectF(x, l.legend.top(), sfm.horizontalAdvance(it.text) + 2, l.legend.height()),
-               Qt::AlignLeft | Qt::AlignVCenter, it.text);
-    x += sfm.horizontalAdvance(it.text) + 16;
+    y += band.height();
   }
 }
 

@@ -1,5 +1,6 @@
 #include "ui/tune_panel.h"
 
+#include <QChartView>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFormLayout>
@@ -39,6 +40,15 @@ QString secondsText(double s) {
   if (t >= 3600) return TunePanel::tr("%1 h %2 min").arg(t / 3600).arg(t % 3600 / 60);
   if (t >= 60) return TunePanel::tr("%1 min %2 s").arg(t / 60).arg(t % 60);
   return TunePanel::tr("%1 s").arg(t);
+}
+
+// Why the search ended, in words.
+QString stopText(const std::string& reason) {
+  if (reason == "budget") return TunePanel::tr("the budget of evaluations was spent");
+  if (reason == "time_budget") return TunePanel::tr("the time budget ran out");
+  if (reason == "space_exhausted") return TunePanel::tr("every valid configuration was evaluated");
+  if (reason == "cancelled") return TunePanel::tr("it was stopped");
+  return QString::fromStdString(reason);
 }
 
 QString scoreText(double v) { return QString::number(v, 'f', std::fabs(v) >= 100 ? 1 : 2); }
@@ -136,10 +146,10 @@ TunePanel::TunePanel(QWidget* parent) : QWidget(parent) {
   howForm->addRow(tr("Warm-up at least"), warmupMs_);
   auto* finalRow = new QHBoxLayout;
   finalRow->addWidget(top_);
-  finalRow->addWidget(new QLabel(tr("×")));
+  finalRow->addWidget(new QLabel(tr("best ×")));
   finalRow->addWidget(rounds_);
   finalRow->addWidget(new QLabel(tr("rounds")));
-  howForm->addRow(tr("Final round: best"), finalRow);
+  howForm->addRow(tr("Final round"), finalRow);
   howForm->addRow(cache_);
 
   start_ = new QPushButton(tr("Start tune"));
@@ -154,9 +164,7 @@ TunePanel::TunePanel(QWidget* parent) : QWidget(parent) {
   buttons->addWidget(stop_);
   progress_ = new QProgressBar;
   progress_->setObjectName("tuneProgress");
-  progress_->setRange(0, 1);
-  progress_->setValue(0);
-  progress_->setTextVisible(false);
+  progress_->hide();  // shown while a tune runs
   status_ = new QLabel;
   status_->setObjectName("tuneStatus");
   status_->setWordWrap(true);
@@ -191,6 +199,7 @@ TunePanel::TunePanel(QWidget* parent) : QWidget(parent) {
   heatmap_->setObjectName("tuneHeatmap");
   chart_ = new TuneProgressChart;
   chart_->setObjectName("tuneProgressChart");
+  chart_->view()->setMinimumSize(240, 200);  // the heatmap needs the width more
   xBox_ = new QComboBox;
   xBox_->setObjectName("tuneX");
   yBox_ = new QComboBox;
@@ -218,7 +227,7 @@ TunePanel::TunePanel(QWidget* parent) : QWidget(parent) {
   ranking_->setAlternatingRowColors(true);
   ranking_->verticalHeader()->setVisible(false);
   ranking_->verticalHeader()->setDefaultSectionSize(ranking_->fontMetrics().height() + 8);
-  ranking_->horizontalHeader()->setStretchLastSection(true);
+  ranking_->horizontalHeader()->setStretchLastSection(false);
   verdict_ = new QLabel;
   verdict_->setObjectName("tuneVerdict");
   verdict_->setWordWrap(true);
@@ -229,16 +238,19 @@ TunePanel::TunePanel(QWidget* parent) : QWidget(parent) {
   resultLayout->addWidget(verdict_);
   resultLayout->addWidget(ranking_, 1);
 
+  // The heatmap gets the most room; the ranking enough for the final round's five.
   auto* charts = new QSplitter(Qt::Horizontal);
   charts->addWidget(heatmapPage);
   charts->addWidget(chart_);
-  charts->setStretchFactor(0, 1);
-  charts->setStretchFactor(1, 1);
+  charts->setStretchFactor(0, 3);
+  charts->setStretchFactor(1, 2);
+  charts->setSizes({600, 400});
   auto* views = new QSplitter(Qt::Vertical);
   views->addWidget(charts);
   views->addWidget(resultPage);
-  views->setStretchFactor(0, 3);
-  views->setStretchFactor(1, 1);
+  views->setStretchFactor(0, 1);
+  views->setStretchFactor(1, 0);
+  views->setSizes({560, 250});
   auto* split = new QSplitter(Qt::Horizontal);
   split->addWidget(scroll);
   split->addWidget(views);
@@ -435,6 +447,7 @@ void TunePanel::tuneStarted(const ks::TuneRequest& request) {
   verdict_->setStyleSheet(QString());
   progress_->setRange(0, 0);  // busy until the first progress report
   progress_->setTextVisible(false);
+  progress_->show();
   status_->setStyleSheet(QString());
   status_->setText(
       tr("Tuning %1 at %2…")
@@ -482,25 +495,21 @@ void TunePanel::tuneFinished(const ks::TuneOutcome& outcome) {
   showVerdict();
   const auto& r = *record_;
   const double elapsed = r.evaluations.empty() ? 0 : r.evaluations.back().elapsed_s;
-  progress_->setRange(0, 1);
-  progress_->setValue(1);
-  progress_->setTextVisible(false);
+  progress_->hide();
   const bool cancelled = r.stop_reason == "cancelled";
   status_->setStyleSheet(cancelled ? "color: #9a6700;" : QString());
   status_->setText(
       (cancelled ? tr("Stopped: %1 evaluations kept (search %2)") : tr("Done: %1 evaluations (search %2)"))
           .arg(r.evaluations.size())
           .arg(secondsText(elapsed)) +
-      (cancelled ? QString() : tr("; the search ended on: %1").arg(QString::fromStdString(r.stop_reason))));
+      (cancelled ? QString() : tr("; the search ended as %1").arg(stopText(r.stop_reason))));
   updateButtons();
 }
 
 void TunePanel::tuneFailed(const QString& message) {
   tuning_ = false;
   stopping_ = false;
-  progress_->setRange(0, 1);
-  progress_->setValue(0);
-  progress_->setTextVisible(false);
+  progress_->hide();
   status_->setStyleSheet("color: #c62828;");
   status_->setText(tr("The tune did not start: %1").arg(message));
   updateButtons();
@@ -515,16 +524,14 @@ void TunePanel::showTune(const ks::TuneRecord& record, const std::vector<ks::Mea
   showRecord(*record_, points_);
   showRanking();
   showVerdict();
-  progress_->setRange(0, 1);
-  progress_->setValue(0);
-  progress_->setTextVisible(false);
+  progress_->hide();
   status_->setStyleSheet(QString());
   status_->setText(
-      tr("From the session: %1 evaluations of %2 valid configurations (%3 in all); the search ended on: %4")
+      tr("From the session: %1 evaluations of %2 valid configurations (%3 in all); the search ended as %4")
           .arg(record.evaluations.size())
           .arg(record.valid)
           .arg(record.space_size)
-          .arg(QString::fromStdString(record.stop_reason)));
+          .arg(stopText(record.stop_reason)));
   updateButtons();
 }
 
@@ -675,6 +682,7 @@ void TunePanel::showRanking() {
         }
   }
   ranking_->resizeColumnsToContents();
+  ranking_->horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);  // the configuration takes the rest
 }
 
 void TunePanel::showVerdict() {

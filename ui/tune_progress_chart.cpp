@@ -4,6 +4,7 @@
 #include <QChartView>
 #include <QCoreApplication>
 #include <QCursor>
+#include <QFontMetricsF>
 #include <QGraphicsLayout>
 #include <QGraphicsScene>
 #include <QImage>
@@ -28,16 +29,6 @@ const QColor kFailed(0xc6, 0x28, 0x28);
 const QColor kBest(0xff, 0x7f, 0x0e);
 const QColor kLabel(0x20, 0x20, 0x20);
 constexpr double kFailedMarkerSize = 12;
-
-// A step of 1, 2 or 5 times a power of ten giving about `ticks` intervals over `span`.
-double niceStep(double span, int ticks) {
-  if (!(span > 0)) return 1;
-  const double raw = span / ticks;
-  const double decade = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double m : {1.0, 2.0, 5.0})
-    if (m * decade >= raw) return m * decade;
-  return 10 * decade;
-}
 
 // The failed series' marker: a red cross (Qt Charts has no cross shape).
 QImage crossMarker() {
@@ -123,28 +114,45 @@ void build(Parts& p) {
   p.failed->setLightMarker(crossMarker());
 }
 
-QString titleOf(const ks::TuneRecord* r) {
-  if (!r) return TuneProgressChart::tr("Tune progress");
+// The title's two parts: what was tuned, and how far the search is.
+std::pair<QString, QString> titleOf(const ks::TuneRecord* r) {
+  if (!r) return {TuneProgressChart::tr("Tune progress"), QString()};
   size_t failed = 0, cached = 0;
   for (const auto& e : r->evaluations) {
     failed += !e.score;
     cached += e.cached;
   }
-  QString title = TuneProgressChart::tr("%1 %2: %3 search, %4 of %5 evaluations")
-                      .arg(QString::fromStdString(r->kernel), QString::fromStdString(ks::SizeSpec(r->size).str()),
-                           QString::fromStdString(ks::strategyName(r->strategy)))
-                      .arg(r->evaluations.size())
-                      .arg(std::max(r->budget, r->evaluations.size()));
+  const QString what =
+      QString::fromStdString(r->kernel) + ' ' + QString::fromStdString(ks::SizeSpec(r->size).str());
+  QString how = TuneProgressChart::tr("%1 search, %2 of %3 evaluations")
+                    .arg(QString::fromStdString(ks::strategyName(r->strategy)))
+                    .arg(r->evaluations.size())
+                    .arg(std::max(r->budget, r->evaluations.size()));
   QStringList extra;
   if (failed) extra << TuneProgressChart::tr("%1 failed").arg(failed);
   if (cached) extra << TuneProgressChart::tr("%1 from the cache").arg(cached);
-  if (!extra.isEmpty()) title += " (" + extra.join(", ") + ')';
-  return title;
+  if (!extra.isEmpty()) how += " (" + extra.join(", ") + ')';
+  return {what, how};
+}
+
+// Bottom when the visible entries fit on one row, else right (a bottom legend elides).
+void placeLegend(Parts& p, double chart_width) {
+  QLegend* legend = p.chart->legend();
+  const QFontMetricsF fm(legend->font());
+  double need = 0;
+  for (QLegendMarker* m : legend->markers())
+    if (m->isVisible()) need += fm.horizontalAdvance(m->label()) + 2.5 * fm.height() + 8;
+  const Qt::Alignment want = need <= 0.92 * chart_width ? Qt::AlignBottom : Qt::AlignRight;
+  if (legend->alignment() != want) legend->setAlignment(want);
 }
 
 // The series' points and the axes' ranges for a record (nullptr: empty).
 void fill(Parts& p, const ks::TuneRecord* r) {
-  p.chart->setTitle(titleOf(r));
+  // Two lines: a narrow chart would elide one long line.
+  const auto [what, how] = titleOf(r);
+  p.chart->setTitle(how.isEmpty() ? what.toHtmlEscaped()
+                                  : QStringLiteral("%1<br><span style=\"font-weight:normal; font-size:small\">%2</span>")
+                                        .arg(what.toHtmlEscaped(), how.toHtmlEscaped()));
   QList<QPointF> measured, cached, failed, best;
   double top = 0;
   size_t n = 0;
@@ -173,6 +181,19 @@ void fill(Parts& p, const ks::TuneRecord* r) {
   p.cached->replace(cached);
   p.failed->replace(failed);
   p.best->replace(best);
+  // Only the kinds of point this tune has are explained in the legend; the
+  // legend does not lay itself out again when a marker comes or goes.
+  bool changed = false;
+  for (QXYSeries* s : std::initializer_list<QXYSeries*>{p.measured, p.cached, p.failed, p.best})
+    for (QLegendMarker* m : p.chart->legend()->markers(s))
+      if (m->isVisible() != (s->count() > 0)) {
+        m->setVisible(s->count() > 0);
+        changed = true;
+      }
+  if (changed) {
+    if (p.chart->legend()->layout()) p.chart->legend()->layout()->invalidate();
+    if (p.chart->layout()) p.chart->layout()->invalidate();
+  }
   const double span = double(std::max<size_t>({n, r ? r->budget : 0, 1}));
   p.x->setRange(0, span + 0.5);
   p.x->setTickInterval(std::max(1.0, niceStep(span, 8)));
@@ -224,6 +245,12 @@ TuneProgressChart::~TuneProgressChart() = default;
 void TuneProgressChart::setRecord(const ks::TuneRecord& record) {
   d_->record = record;
   fill(d_->live, &*d_->record);
+  placeLegend(d_->live, d_->view->width());
+}
+
+void TuneProgressChart::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  placeLegend(d_->live, d_->view->width());
 }
 
 void TuneProgressChart::clear() {
@@ -233,7 +260,10 @@ void TuneProgressChart::clear() {
 
 QChart* TuneProgressChart::chart() const { return d_->live.chart; }
 QChartView* TuneProgressChart::view() const { return d_->view; }
-QString TuneProgressChart::titleText() const { return d_->live.chart->title(); }
+QString TuneProgressChart::titleText() const {
+  const auto [what, how] = titleOf(d_->record ? &*d_->record : nullptr);
+  return how.isEmpty() ? what : what + ": " + how;
+}
 
 QStringList TuneProgressChart::seriesNames() const {
   QStringList names;
@@ -259,6 +289,7 @@ QString TuneProgressChart::exportPng(const QString& path, QSize size, qreal scal
     Parts copy;
     build(copy);
     fill(copy, d_->record ? &*d_->record : nullptr);
+    placeLegend(copy, size.width());
     scene.addItem(copy.chart);
     copy.chart->setGeometry(QRectF(QPointF(0, 0), QSizeF(size)));
     if (copy.chart->layout()) copy.chart->layout()->activate();

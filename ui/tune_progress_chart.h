@@ -50,6 +50,9 @@ class TuneProgressChart : public QWidget {
   // Render to a PNG without a window. Empty on success, else a readable reason.
   QString exportPng(const QString& path, QSize size, qreal scale) const;
 
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
+
  private:
   struct Impl;
   std::unique_ptr<Impl> d_;
