@@ -463,8 +463,8 @@ TuneHeatmap::Layout TuneHeatmap::layout(QSizeF size) const {
   const double w = size.width(), h = size.height();
 
   // The title wraps (at most two lines) rather than losing its slice.
-  const QRectF title_box = title_fm.boundingRect(QRectF(0, 0, w - 2 * kMargin, 1e6),
-                                                 Qt::AlignHCenter | Qt::TextWordWrap, titleText());
+  const QRectF title_box =
+      title_fm.boundingRect(QRectF(0, 0, w - 2 * kMargin, 1e6), Qt::AlignHCenter | Qt::TextWordWrap, titleText());
   l.title = QRectF(kMargin, kMargin, w - 2 * kMargin, std::min(title_box.height(), 2 * title_fm.lineSpacing()));
   // The legend wraps into rows.
   const auto items = legendItems(record_ && record_->winner);

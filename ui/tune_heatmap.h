@@ -84,7 +84,7 @@ class TuneHeatmap : public QWidget {
   QString exportPng(const QString& path, QSize size, qreal scale) const;
 
   QSize sizeHint() const override { return {520, 420}; }
-  QSize minimumSizeHint() const override { return {260, 220}; }
+  QSize minimumSizeHint() const override { return {200, 200}; }
 
  signals:
   void changed();  // the record, axes or slice changed

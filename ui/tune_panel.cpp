@@ -138,18 +138,12 @@ TunePanel::TunePanel(QWidget* parent) : QWidget(parent) {
   form->addRow(tr("Tunables"), params_);
   auto* how = new QGroupBox(tr("Measure each"));
   auto* howForm = new QFormLayout(how);
-  auto* repsRow = new QHBoxLayout;
-  repsRow->addWidget(reps_);
-  repsRow->addWidget(new QLabel(tr("warm-up")));
-  repsRow->addWidget(warmup_);
-  howForm->addRow(tr("Repetitions"), repsRow);
+  // One field a row: the form stays narrow.
+  howForm->addRow(tr("Repetitions"), reps_);
+  howForm->addRow(tr("Warm-up runs"), warmup_);
   howForm->addRow(tr("Warm-up at least"), warmupMs_);
-  auto* finalRow = new QHBoxLayout;
-  finalRow->addWidget(top_);
-  finalRow->addWidget(new QLabel(tr("best ×")));
-  finalRow->addWidget(rounds_);
-  finalRow->addWidget(new QLabel(tr("rounds")));
-  howForm->addRow(tr("Final round"), finalRow);
+  howForm->addRow(tr("Final round: best"), top_);
+  howForm->addRow(tr("× rounds"), rounds_);
   howForm->addRow(cache_);
 
   start_ = new QPushButton(tr("Start tune"));
@@ -191,15 +185,16 @@ TunePanel::TunePanel(QWidget* parent) : QWidget(parent) {
   scroll->setWidget(controls);
   scroll->setWidgetResizable(true);
   scroll->setFrameShape(QFrame::NoFrame);
-  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-  scroll->setMinimumWidth(controls->sizeHint().width() + 16);
+  // Narrower than the form when the window is small (the form scrolls): the tab must not
+  // make the main window wider than the other tabs do.
+  scroll->setMinimumWidth(200);
 
   // ---- the views
   heatmap_ = new TuneHeatmap;
   heatmap_->setObjectName("tuneHeatmap");
   chart_ = new TuneProgressChart;
   chart_->setObjectName("tuneProgressChart");
-  chart_->view()->setMinimumSize(240, 200);  // the heatmap needs the width more
+  chart_->view()->setMinimumSize(180, 200);  // the heatmap needs the width more
   xBox_ = new QComboBox;
   xBox_->setObjectName("tuneX");
   yBox_ = new QComboBox;
@@ -239,7 +234,7 @@ TunePanel::TunePanel(QWidget* parent) : QWidget(parent) {
   resultLayout->addWidget(ranking_, 1);
 
   // The heatmap gets the most room; the ranking enough for the final round's five.
-  auto* charts = new QSplitter(Qt::Horizontal);
+  auto* charts = charts_ = new QSplitter(Qt::Horizontal);
   charts->addWidget(heatmapPage);
   charts->addWidget(chart_);
   charts->setStretchFactor(0, 3);
@@ -256,6 +251,7 @@ TunePanel::TunePanel(QWidget* parent) : QWidget(parent) {
   split->addWidget(views);
   split->setStretchFactor(0, 0);
   split->setStretchFactor(1, 1);
+  split->setSizes({controls->sizeHint().width() + 16, 1000});
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 4, 0, 0);
   layout->addWidget(split);
@@ -269,6 +265,15 @@ TunePanel::TunePanel(QWidget* parent) : QWidget(parent) {
   connect(kernel_, &QComboBox::currentIndexChanged, this, &TunePanel::onKernelChanged);
   refreshKernels();
   clearTune();
+}
+
+// Side by side where there is room, else the heatmap above the progress chart.
+void TunePanel::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  const Qt::Orientation want = charts_->width() >= 720 ? Qt::Horizontal : Qt::Vertical;
+  if (charts_->orientation() == want) return;
+  charts_->setOrientation(want);
+  charts_->setSizes(want == Qt::Horizontal ? QList<int>{600, 400} : QList<int>{580, 420});
 }
 
 // ------------------------------------------------------------------ the form
@@ -443,8 +448,15 @@ void TunePanel::tuneStarted(const ks::TuneRequest& request) {
   chart_->clear();
   rebuildPickers();
   ranking_->setRowCount(0);
-  verdict_->clear();
-  verdict_->setStyleSheet(QString());
+  verdict_->setText(request.final_top > 0
+                        ? tr("Once the search ends, the best %1 are measured again, interleaved, %2 rounds: the "
+                             "ranking and the verdict will be here.")
+                              .arg(request.final_top)
+                              .arg(request.final_rounds)
+                        : tr("No final round: the best of the search will be the result."));
+  verdict_->setStyleSheet("color: #606060;");
+  verdict_->setProperty("decided", false);
+  verdict_->setProperty("tie", false);
   progress_->setRange(0, 0);  // busy until the first progress report
   progress_->setTextVisible(false);
   progress_->show();
@@ -498,11 +510,10 @@ void TunePanel::tuneFinished(const ks::TuneOutcome& outcome) {
   progress_->hide();
   const bool cancelled = r.stop_reason == "cancelled";
   status_->setStyleSheet(cancelled ? "color: #9a6700;" : QString());
-  status_->setText(
-      (cancelled ? tr("Stopped: %1 evaluations kept (search %2)") : tr("Done: %1 evaluations (search %2)"))
-          .arg(r.evaluations.size())
-          .arg(secondsText(elapsed)) +
-      (cancelled ? QString() : tr("; the search ended as %1").arg(stopText(r.stop_reason))));
+  status_->setText((cancelled ? tr("Stopped: %1 evaluations kept (search %2)") : tr("Done: %1 evaluations (search %2)"))
+                       .arg(r.evaluations.size())
+                       .arg(secondsText(elapsed)) +
+                   (cancelled ? QString() : tr("; the search ended as %1").arg(stopText(r.stop_reason))));
   updateButtons();
 }
 
@@ -526,12 +537,11 @@ void TunePanel::showTune(const ks::TuneRecord& record, const std::vector<ks::Mea
   showVerdict();
   progress_->hide();
   status_->setStyleSheet(QString());
-  status_->setText(
-      tr("From the session: %1 evaluations of %2 valid configurations (%3 in all); the search ended as %4")
-          .arg(record.evaluations.size())
-          .arg(record.valid)
-          .arg(record.space_size)
-          .arg(stopText(record.stop_reason)));
+  status_->setText(tr("From the session: %1 evaluations of %2 valid configurations (%3 in all); the search ended as %4")
+                       .arg(record.evaluations.size())
+                       .arg(record.valid)
+                       .arg(record.space_size)
+                       .arg(stopText(record.stop_reason)));
   updateButtons();
 }
 

@@ -20,6 +20,7 @@ class QLineEdit;
 class QProgressBar;
 class QPushButton;
 class QSpinBox;
+class QSplitter;
 class QTableWidget;
 
 namespace ks::ui {
@@ -96,6 +97,9 @@ class TunePanel : public QWidget {
   void stopRequested();
   void message(const QString& text);  // for the log
 
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
+
  private:
   void revalidate();
   void updateButtons();
@@ -128,6 +132,7 @@ class TunePanel : public QWidget {
   QPushButton* saveDefault_;
   QProgressBar* progress_;
   QLabel* status_;
+  QSplitter* charts_;  // the heatmap and the progress chart
   TuneHeatmap* heatmap_;
   TuneProgressChart* chart_;
   QComboBox* xBox_;

@@ -122,8 +122,7 @@ std::pair<QString, QString> titleOf(const ks::TuneRecord* r) {
     failed += !e.score;
     cached += e.cached;
   }
-  const QString what =
-      QString::fromStdString(r->kernel) + ' ' + QString::fromStdString(ks::SizeSpec(r->size).str());
+  const QString what = QString::fromStdString(r->kernel) + ' ' + QString::fromStdString(ks::SizeSpec(r->size).str());
   QString how = TuneProgressChart::tr("%1 search, %2 of %3 evaluations")
                     .arg(QString::fromStdString(ks::strategyName(r->strategy)))
                     .arg(r->evaluations.size())
@@ -150,9 +149,10 @@ void placeLegend(Parts& p, double chart_width) {
 void fill(Parts& p, const ks::TuneRecord* r) {
   // Two lines: a narrow chart would elide one long line.
   const auto [what, how] = titleOf(r);
-  p.chart->setTitle(how.isEmpty() ? what.toHtmlEscaped()
-                                  : QStringLiteral("%1<br><span style=\"font-weight:normal; font-size:small\">%2</span>")
-                                        .arg(what.toHtmlEscaped(), how.toHtmlEscaped()));
+  p.chart->setTitle(how.isEmpty()
+                        ? what.toHtmlEscaped()
+                        : QStringLiteral("%1<br><span style=\"font-weight:normal; font-size:small\">%2</span>")
+                              .arg(what.toHtmlEscaped(), how.toHtmlEscaped()));
   QList<QPointF> measured, cached, failed, best;
   double top = 0;
   size_t n = 0;

@@ -18,6 +18,7 @@
 #include <algorithm>
 
 #include "engine/bench/report.h"
+#include "engine/kernels/kernel_file.h"
 #include "engine/session/session.h"
 #include "engine/tune/tuned_defaults.h"
 #include "tests/ui/lavapipe_window.h"
@@ -464,6 +465,32 @@ class TestTunePanel : public QObject {
     w->newSession();
     QVERIFY(!panel->record());
     QCOMPARE(panel->rankingTable()->rowCount(), 0);
+  }
+
+  // Kernel files join the kernel box as they are loaded; CPU kernels and kernels with nothing to tune do not.
+  void kernelBoxFollowsTheRegistry() {
+    auto w = makeWindow();
+    auto* box = w->tunePanel()->kernelBox();
+    QVERIFY(box->findData("gemm.block_tiling") >= 0);
+    QCOMPARE(box->currentData().toString(), QString("gemm.block_tiling"));
+    QCOMPARE(box->findData("cpu.gemm.openblas"), -1);
+    auto text = ks::kernelTemplate("gemm");
+    QVERIFY(text);
+    QString source = QString::fromStdString(*text).replace("user.my_gemm", "user.tune_me");
+    QDir().mkpath(dir_.filePath("kernels"));
+    QFile file(dir_.filePath("kernels/tune_me.comp"));
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(source.toUtf8());
+    file.close();
+    QCOMPARE(box->findData("user.tune_me"), -1);
+    w->loadKernelDir(dir_.filePath("kernels"));
+    const int i = box->findData("user.tune_me");
+    QVERIFY(i >= 0);
+    QVERIFY(box->itemText(i).contains("(file)"));
+    QCOMPARE(box->currentData().toString(), QString("gemm.block_tiling"));  // the pick stays
+    box->setCurrentIndex(i);
+    QVERIFY2(w->tunePanel()->request(), qPrintable(w->tunePanel()->requestError()));
+    QCOMPARE(w->tunePanel()->request()->kernel, std::string("user.tune_me"));
   }
 
   // (c) A real tune from the Tune tab; its winner saved as tuned default and used by a sweep.
