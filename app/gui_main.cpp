@@ -35,6 +35,9 @@ int exportTuneChart(const QCommandLineParser& args, const ks::Session& session, 
     ks::ui::TuneHeatmap heatmap;
     heatmap.resize(size);
     heatmap.setRecord(*session.tune, session.points);
+    const QStringList dims = heatmap.dimensionNames();
+    if (dims.size() == 1 && args.isSet("y"))
+      return fail(QString("--y: the tune has one dimension (%1): it is the x axis, leave --y out").arg(dims.first()));
     // Left out: the first two dimensions (one given: the other is the first one left).
     QString x = args.value("x"), y = args.value("y");
     if (x.isEmpty()) x = y == heatmap.xDimension() ? heatmap.yDimension() : heatmap.xDimension();

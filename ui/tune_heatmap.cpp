@@ -133,6 +133,7 @@ struct TuneHeatmap::Layout {
   double y_title_x = 0;       // centre of the rotated y title
   double x_labels_top = 0, x_title_top = 0;
   double bar_labels_left = 0, bar_title_x = 0;
+  QRectF cell(int column, int row) const;
 };
 
 TuneHeatmap::TuneHeatmap(QWidget* parent) : QWidget(parent) {
@@ -508,8 +509,9 @@ TuneHeatmap::Layout TuneHeatmap::layout(QSizeF size) const {
   const auto fits = [&](const QFont& f) {
     const QFontMetricsF m(f);
     double widest = 0;
-    for (const auto& e : record_ ? record_->evaluations : std::vector<ks::TuneEvaluation>{})
-      if (e.score) widest = std::max(widest, m.horizontalAdvance(scoreText(*e.score)));
+    if (record_)
+      for (const auto& e : record_->evaluations)
+        if (e.score) widest = std::max(widest, m.horizontalAdvance(scoreText(*e.score)));
     return widest + 6 <= cw && m.height() + 2 <= ch;
   };
   if (!fits(l.cell_font)) {
@@ -531,10 +533,11 @@ TuneHeatmap::Layout TuneHeatmap::layout(QSizeF size) const {
   return l;
 }
 
-QRectF TuneHeatmap::cellRect(int column, int row, QSizeF size) const {
-  const Layout l = layout(size);
-  return QRectF(l.grid.left() + column * l.cell_w, l.grid.bottom() - (row + 1) * l.cell_h, l.cell_w, l.cell_h);
+QRectF TuneHeatmap::Layout::cell(int column, int row) const {
+  return QRectF(grid.left() + column * cell_w, grid.bottom() - (row + 1) * cell_h, cell_w, cell_h);
 }
+
+QRectF TuneHeatmap::cellRect(int column, int row, QSizeF size) const { return layout(size).cell(column, row); }
 
 void TuneHeatmap::paint(QPainter& p, QSizeF size) const {
   p.setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
@@ -557,7 +560,7 @@ void TuneHeatmap::paint(QPainter& p, QSizeF size) const {
   // Cells, with a hairline of white between them.
   for (int r = 0; r < rows(); ++r)
     for (int c = 0; c < columns(); ++c) {
-      const QRectF cell = cellRect(c, r, size);
+      const QRectF cell = l.cell(c, r);
       const QRectF inner = cell.adjusted(0.5, 0.5, -0.5, -0.5);
       const CellState state = cellState(c, r);
       const QColor fill = cellFill(c, r);
@@ -574,7 +577,7 @@ void TuneHeatmap::paint(QPainter& p, QSizeF size) const {
     }
   for (int r = 0; r < rows(); ++r)
     for (int c = 0; c < columns(); ++c)
-      if (isWinnerCell(c, r)) paintWinnerOutline(p, cellRect(c, r, size));
+      if (isWinnerCell(c, r)) paintWinnerOutline(p, l.cell(c, r));
 
   // Ticks and axis titles. Labels that would overlap are thinned.
   p.setPen(kText);
@@ -591,7 +594,7 @@ void TuneHeatmap::paint(QPainter& p, QSizeF size) const {
     const QStringList ys = valueLabels(yDimension());
     const int y_every = std::max(1, int(std::ceil(fm.height() / l.cell_h)));
     for (int r = 0; r < ys.size(); r += y_every) {
-      const QRectF cell = cellRect(0, r, size);
+      const QRectF cell = l.cell(0, r);
       p.drawText(QRectF(0, cell.top(), l.y_labels_right, cell.height()), Qt::AlignRight | Qt::AlignVCenter, ys[r]);
     }
     p.save();
@@ -686,9 +689,10 @@ void TuneHeatmap::paintEvent(QPaintEvent*) {
 bool TuneHeatmap::event(QEvent* e) {
   if (e->type() == QEvent::ToolTip) {
     auto* help = static_cast<QHelpEvent*>(e);
+    const Layout l = layout(size());
     for (int r = 0; r < rows(); ++r)
       for (int c = 0; c < columns(); ++c)
-        if (cellRect(c, r, size()).contains(help->pos())) {
+        if (l.cell(c, r).contains(help->pos())) {
           QToolTip::showText(help->globalPos(), cellToolTip(c, r), this);
           return true;
         }

@@ -33,7 +33,7 @@ namespace {
 
 constexpr int kAutoObjective = -1;
 // Spaces up to this size are pruned as the form is edited, to say how many configurations are valid.
-constexpr uint64_t kPreviewPruneLimit = 20000;
+constexpr uint64_t kPreviewPruneLimit = 5000;
 
 QString secondsText(double s) {
   const int t = int(std::lround(s));
@@ -199,8 +199,8 @@ TunePanel::TunePanel(QWidget* parent) : QWidget(parent) {
   xBox_->setObjectName("tuneX");
   yBox_ = new QComboBox;
   yBox_->setObjectName("tuneY");
-  connect(xBox_, &QComboBox::activated, this, [this] { applyAxes(); });
-  connect(yBox_, &QComboBox::activated, this, [this] { applyAxes(); });
+  connect(xBox_, &QComboBox::activated, this, [this] { applyAxes(true); });
+  connect(yBox_, &QComboBox::activated, this, [this] { applyAxes(false); });
   auto* pickers = new QHBoxLayout;
   pickers->addWidget(new QLabel(tr("x:")));
   pickers->addWidget(xBox_);
@@ -617,6 +617,11 @@ void TunePanel::rebuildPickers() {
   }
   xBox_->setCurrentText(heatmap_->xDimension());
   yBox_->setCurrentText(heatmap_->yDimension());
+  if (dims.size() == 1) {  // one dimension: one row, no y
+    QSignalBlocker block(yBox_);
+    yBox_->clear();
+    yBox_->addItem(tr("none"));
+  }
   // One picker per dimension that is not an axis: its value, or at the best configuration's.
   while (QLayoutItem* item = sliceRow_->takeAt(0)) {
     delete item->widget();
@@ -640,11 +645,11 @@ void TunePanel::rebuildPickers() {
   }
 }
 
-void TunePanel::applyAxes() {
+void TunePanel::applyAxes(bool x_changed) {
   QString x = xBox_->currentText(), y = yBox_->currentText();
   // Picking the other axis's dimension swaps the two.
   if (x == y) {
-    if (sender() == xBox_)
+    if (x_changed)
       y = heatmap_->xDimension();
     else
       x = heatmap_->yDimension();

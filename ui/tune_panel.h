@@ -106,7 +106,7 @@ class TunePanel : public QWidget {
   void onKernelChanged();
   void showRecord(const ks::TuneRecord& record, const std::vector<ks::Measurement>& points);
   void rebuildPickers();  // the axis and slice combos from the heatmap's dimensions
-  void applyAxes();
+  void applyAxes(bool x_changed);
   void showRanking();
   void showVerdict();
   void fillForm(const ks::TuneRecord& record);

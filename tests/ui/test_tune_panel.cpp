@@ -559,6 +559,12 @@ class TestTunePanel : public QObject {
     emit panel->xBox()->activated(panel->xBox()->currentIndex());
     QCOMPARE(panel->heatmap()->xDimension(), QString("wg"));
     QVERIFY(panel->sliceBox("BK") && !panel->sliceBox("wg"));
+    panel->yBox()->setCurrentText("wg");  // x's dimension for y: the two swap
+    emit panel->yBox()->activated(panel->yBox()->currentIndex());
+    QCOMPARE(panel->heatmap()->xDimension(), QString("BN"));
+    QCOMPARE(panel->heatmap()->yDimension(), QString("wg"));
+    QCOMPARE(panel->xBox()->currentText(), QString("BN"));
+    QVERIFY(panel->sliceBox("BK") && !panel->sliceBox("BN"));
 
     // Saved, it opens again with its tune.
     const QString saved = dir_.filePath("tab-tune.json");
