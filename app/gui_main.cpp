@@ -190,8 +190,8 @@ int main(int argc, char** argv) {
   args.addOption({"export-png", "Render a chart of the session to a PNG file and exit.", "file"});
   args.addOption({"export-svg", "Render a chart of the session to an SVG file and exit.", "file"});
   args.addOption({"chart",
-                  "Which chart to export: gflops, gbps, time, relative, roofline, or of a tune session heatmap or "
-                  "tune-progress.",
+                  "Which chart to export: gflops, gbps, time, relative or roofline; of a tune session also heatmap "
+                  "or tune-progress.",
                   "kind", "gflops"});
   args.addOption({"x", "The heatmap's x dimension (a tunable or wg; default: the tune's first).", "dimension"});
   args.addOption({"y", "The heatmap's y dimension (default: the tune's second).", "dimension"});

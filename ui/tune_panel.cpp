@@ -522,7 +522,7 @@ void TunePanel::tuneFailed(const QString& message) {
   stopping_ = false;
   progress_->hide();
   status_->setStyleSheet("color: #c62828;");
-  status_->setText(tr("The tune did not start: %1").arg(message));
+  status_->setText(tr("The tune failed: %1").arg(message));
   updateButtons();
 }
 
