@@ -805,33 +805,24 @@ int cmdTune(int argc, char** argv) {
     std::printf("run it: %s\n", run.c_str());
   }
   if (a.has("--save-defaults")) {
-    if (!rec.winner || !device || g_cancel.load()) {
-      std::fprintf(stderr, "kernelscope-cli: error: nothing saved as tuned default: %s\n",
-                   g_cancel.load() ? "the tune was interrupted" : "no configuration won");
+    if (!device || g_cancel.load()) {
+      std::fprintf(
+          stderr, "kernelscope-cli: error: nothing saved as tuned default: %s\n",
+          g_cancel.load() ? "the tune was interrupted" : "tuned defaults are per device and this tune had none");
       return rc ? rc : 1;
     }
-    ks::TunedDefault t;
-    t.kernel = kernel->id;
-    t.device = device->name;
-    t.driver = device->driver_version;
-    t.size = rec.size;
-    t.size_class = ks::sizeClass(rec.size);
-    t.params = rec.params(*rec.winner, kernel->defaultParams());
-    t.objective = ks::objectiveName(rec.objective);
-    const auto best_evaluation = rec.bestEvaluation();
-    t.score = !rec.final.empty() ? rec.final.front().score
-              : best_evaluation  ? *rec.evaluations[*best_evaluation].score
-                                 : 0;
-    t.decided = rec.decided;
-    t.created = ks::nowIso8601();
-    if (kernel->user) t.source_hash = ks::textHash(kernel->source);
+    auto t = ks::tunedDefaultOf(rec, *device);
+    if (!t) {
+      std::fprintf(stderr, "kernelscope-cli: error: nothing saved as tuned default: %s\n", t.error().message.c_str());
+      return rc ? rc : 1;
+    }
     const std::string path = a.has("--tuned-file") ? a.get("--tuned-file") : ks::defaultTunedPath();
-    if (auto st = ks::saveTunedDefault(path, t); !st) {
+    if (auto st = ks::saveTunedDefault(path, *t); !st) {
       std::fprintf(stderr, "kernelscope-cli: error: %s\n", st.error().message.c_str());
       return 1;
     }
     std::printf("saved as the tuned default of %s on %s for size class %llu in %s (run --tuned uses it)\n",
-                kernel->id.c_str(), device->name.c_str(), static_cast<unsigned long long>(t.size_class), path.c_str());
+                kernel->id.c_str(), device->name.c_str(), static_cast<unsigned long long>(t->size_class), path.c_str());
   }
   return rc;
 }

@@ -12,8 +12,54 @@
 #include "ui/chart_panel.h"
 #include "ui/main_window.h"
 #include "ui/roofline_chart.h"
+#include "ui/tune_heatmap.h"
+#include "ui/tune_progress_chart.h"
 
 namespace {
+
+int fail(const QString& message) {
+  std::fprintf(stderr, "kernelscope: error: %s\n", qPrintable(message));
+  return 2;
+}
+
+// A tune's heatmap or progress chart, PNG only.
+int exportTuneChart(const QCommandLineParser& args, const ks::Session& session, const QString& which, QSize size,
+                    double scale) {
+  if (args.isSet("export-svg")) return fail("--chart " + which + " exports as PNG only (--export-png)");
+  if (!session.tune)
+    return fail(QString("%1 has no tune: --chart %2 draws a session written by kernelscope-cli tune or the Tune tab")
+                    .arg(args.positionalArguments().first(), which));
+  const QString path = args.value("export-png");
+  QString err, title;
+  if (which == "heatmap") {
+    ks::ui::TuneHeatmap heatmap;
+    heatmap.resize(size);
+    heatmap.setRecord(*session.tune, session.points);
+    const QStringList dims = heatmap.dimensionNames();
+    if (dims.size() == 1 && args.isSet("y"))
+      return fail(QString("--y: the tune has one dimension (%1): it is the x axis, leave --y out").arg(dims.first()));
+    // Left out: the first two dimensions (one given: the other is the first one left).
+    QString x = args.value("x"), y = args.value("y");
+    if (x.isEmpty()) x = y == heatmap.xDimension() ? heatmap.yDimension() : heatmap.xDimension();
+    if (y.isEmpty()) y = x == heatmap.yDimension() ? heatmap.xDimension() : heatmap.yDimension();
+    if (QString why = heatmap.setAxes(x, y); !why.isEmpty()) return fail("--x/--y: " + why);
+    if (QString why = heatmap.setSlice(args.value("slice")); !why.isEmpty()) return fail("--slice: " + why);
+    err = heatmap.exportPng(path, size, scale);
+    title = heatmap.titleText();
+  } else {
+    ks::ui::TuneProgressChart chart;
+    chart.resize(size);
+    chart.setRecord(*session.tune);
+    err = chart.exportPng(path, size, scale);
+    title = chart.titleText();
+  }
+  if (!err.isEmpty()) {
+    std::fprintf(stderr, "kernelscope: error: %s\n", qPrintable(err));
+    return 1;
+  }
+  std::printf("wrote %s (%dx%d at %gx): %s\n", qPrintable(path), size.width(), size.height(), scale, qPrintable(title));
+  return 0;
+}
 
 int exportCharts(const QCommandLineParser& args) {
   const QStringList files = args.positionalArguments();
@@ -31,11 +77,13 @@ int exportCharts(const QCommandLineParser& args) {
                                                      {"gbps", ks::ui::Metric::Gbps},
                                                      {"time", ks::ui::Metric::Time},
                                                      {"relative", ks::ui::Metric::RelativeTime}};
-  if (!metrics.count(which) && which != "roofline") {
-    std::fprintf(stderr, "kernelscope: error: --chart must be gflops, gbps, time, relative or roofline, not '%s'\n",
-                 qPrintable(which));
-    return 2;
-  }
+  const bool tune_chart = which == "heatmap" || which == "tune-progress";
+  if (!metrics.count(which) && which != "roofline" && !tune_chart)
+    return fail(QString("--chart must be gflops, gbps, time, relative, roofline, heatmap or tune-progress, not '%1'")
+                    .arg(which));
+  if (which != "heatmap")
+    for (const char* option : {"x", "y", "slice"})
+      if (args.isSet(option)) return fail(QString("--%1 applies to --chart heatmap only").arg(option));
   const QStringList wh = args.value("size").split('x');
   bool okW = false, okH = false;
   const int w = wh.size() == 2 ? wh[0].toInt(&okW) : 0, h = wh.size() == 2 ? wh[1].toInt(&okH) : 0;
@@ -50,6 +98,7 @@ int exportCharts(const QCommandLineParser& args) {
     std::fprintf(stderr, "kernelscope: error: --scale must be between 1 and 4\n");
     return 2;
   }
+  if (tune_chart) return exportTuneChart(args, *session, which, QSize(w, h), scale);
   if (which == "roofline") {  // PNG only; the ceilings come from the session's measured peaks
     if (args.isSet("export-svg")) {
       std::fprintf(stderr, "kernelscope: error: the roofline exports as PNG only\n");
@@ -140,7 +189,16 @@ int main(int argc, char** argv) {
   args.addPositionalArgument("session", "a session file to open");
   args.addOption({"export-png", "Render a chart of the session to a PNG file and exit.", "file"});
   args.addOption({"export-svg", "Render a chart of the session to an SVG file and exit.", "file"});
-  args.addOption({"chart", "Which chart to export: gflops, gbps, time, relative or roofline.", "kind", "gflops"});
+  args.addOption({"chart",
+                  "Which chart to export: gflops, gbps, time, relative or roofline; of a tune session also heatmap "
+                  "or tune-progress.",
+                  "kind", "gflops"});
+  args.addOption({"x", "The heatmap's x dimension (a tunable or wg; default: the tune's first).", "dimension"});
+  args.addOption({"y", "The heatmap's y dimension (default: the tune's second).", "dimension"});
+  args.addOption({"slice",
+                  "The heatmap's other dimensions, e.g. wg=16x16,TM=8 (default: each at the best configuration's "
+                  "value).",
+                  "values"});
   args.addOption({"baseline", "The series the relative chart divides by (default: an OpenBLAS series).", "series"});
   args.addOption({"log-y", "A log y axis (gflops, gbps, relative)."});
   args.addOption(

@@ -8,6 +8,7 @@
 #include <QImageWriter>
 #include <QScreen>
 #include <QVBoxLayout>
+#include <cmath>
 
 namespace ks::ui {
 
@@ -26,6 +27,15 @@ QChartView* addChartView(QWidget* owner) {
 qreal layoutDpi() {
   const QScreen* screen = QGuiApplication::primaryScreen();
   return screen ? screen->logicalDotsPerInchY() : 96.0;
+}
+
+double niceStep(double span, int ticks) {
+  if (!(span > 0) || !std::isfinite(span) || ticks < 1) return 1;
+  const double raw = span / ticks;
+  const double decade = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0})
+    if (m * decade >= raw) return m * decade;
+  return 10 * decade;
 }
 
 QString checkExportArgs(const QString& path, QSize size) {

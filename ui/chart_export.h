@@ -18,6 +18,9 @@ QChartView* addChartView(QWidget* owner);
 // export device must use it too, or point-sized text is drawn at another pixel size than measured.
 qreal layoutDpi();
 
+// A step of 1, 2 or 5 times a power of ten giving about `ticks` intervals over `span` (1 for no span).
+double niceStep(double span, int ticks);
+
 // Empty when a chart of `size` logical pixels can be written to `path`, else why not.
 QString checkExportArgs(const QString& path, QSize size);
 

@@ -19,6 +19,11 @@ void registerMetaTypes() {
   qRegisterMetaType<ks::Session>();
   qRegisterMetaType<ks::CompileReport>();
   qRegisterMetaType<std::vector<ks::SourceDiagnostic>>();
+  qRegisterMetaType<ks::TuneRequest>();
+  qRegisterMetaType<ks::TuneRecord>();
+  qRegisterMetaType<ks::TuneEvaluation>();
+  qRegisterMetaType<ks::TuneProgress>();
+  qRegisterMetaType<ks::TuneOutcome>();
 }
 
 EngineWorker::EngineWorker() { registerMetaTypes(); }
@@ -114,6 +119,29 @@ void EngineWorker::run(const ks::Plan& plan) {
     return;
   }
   emit runFinished(cancel_.load());
+}
+
+void EngineWorker::tune(const ks::TuneRequest& request) {
+  reopenIfLost();
+  ks::Runner runner(device_.get());
+  ks::TuneCallbacks cb;
+  cb.evaluation = [this](const ks::TuneRecord& record, const ks::Measurement& m, const ks::TuneEvaluation& e) {
+    emit tuneEvaluated(record, m, e);
+  };
+  cb.progress = [this](const ks::TuneProgress& p) { emit tuneProgress(p); };
+  cb.note = [this](const std::string& text) { emit tuneNote(QString::fromStdString(text)); };
+  ks::Result<ks::TuneOutcome> outcome = ks::makeError("not run");
+  try {
+    outcome = ks::runTune(runner, device_ ? &device_->info() : nullptr, request, cb, cancel_);
+  } catch (const std::exception& e) {
+    emit tuneFailed(tr("The tune stopped on an internal error: %1").arg(e.what()));
+    return;
+  }
+  if (!outcome) {
+    emit tuneFailed(QString::fromStdString(outcome.error().message));
+    return;
+  }
+  emit tuneFinished(*outcome);
 }
 
 void EngineWorker::journalNextRun(const ks::Session& header, const QString& path) {

@@ -33,6 +33,9 @@ class EngineWorker : public QObject {
   // starting with `header`: the session as it stands before its first point.
   void journalNextRun(const ks::Session& header, const QString& path);
   void measurePeaks();  // the open device's peaks (Stop cancels)
+  // Tunes one kernel at one size on the open device (engine/tune/tuner.h);
+  // Stop ends the search, and what was evaluated comes back in tuneFinished.
+  void tune(const ks::TuneRequest& request);
   // Compiles a kernel file's text (not registered) or a registered kernel on
   // the open device, at a size its rules accept, with its default parameters.
   // `request` comes back with the answer so that the editor can drop stale ones.
@@ -53,6 +56,13 @@ class EngineWorker : public QObject {
   void errorOccurred(const QString& message);  // translated, for the user
   void journalFailed(const QString& message);  // the run goes on without its journal
   void kernelCompiled(int request, const ks::CompileReport& report);
+  // A tune: each evaluation with the record so far (the evaluation is its last),
+  // the progress, the tuner's notes (space, pruning, cache), and its end.
+  void tuneEvaluated(const ks::TuneRecord& snapshot, const ks::Measurement& m, const ks::TuneEvaluation& e);
+  void tuneProgress(const ks::TuneProgress& progress);
+  void tuneNote(const QString& text);
+  void tuneFinished(const ks::TuneOutcome& outcome);  // also when stopped: the record says "cancelled"
+  void tuneFailed(const QString& message);            // a bad request; nothing was evaluated
   // Translated; `diagnostics` place the errors on lines of the kernel's file.
   void kernelCompileFailed(int request, const QString& message, const std::vector<ks::SourceDiagnostic>& diagnostics);
 

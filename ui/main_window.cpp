@@ -49,12 +49,17 @@
 #include "engine/kernels/kernel_file.h"
 #include "engine/kernels/registry.h"
 #include "engine/session/journal.h"
+#include "engine/tune/tune_report.h"
+#include "engine/tune/tuned_defaults.h"
 #include "ui/compare_panel.h"
 #include "ui/engine_worker.h"
 #include "ui/kernel_editor.h"
 #include "ui/results_model.h"
 #include "ui/roofline_chart.h"
 #include "ui/sweep_editor.h"
+#include "ui/tune_heatmap.h"
+#include "ui/tune_panel.h"
+#include "ui/tune_progress_chart.h"
 
 namespace ks::ui {
 
@@ -98,6 +103,18 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     statusBar()->showMessage(text, 15000);
   });
   connect(this, &MainWindow::requestPeaks, worker_, &EngineWorker::measurePeaks);
+  connect(this, &MainWindow::requestTune, worker_, &EngineWorker::tune);
+  connect(worker_, &EngineWorker::tuneEvaluated, this, &MainWindow::onTuneEvaluated);
+  connect(worker_, &EngineWorker::tuneProgress, tune_, &TunePanel::tuneProgress);
+  connect(worker_, &EngineWorker::tuneNote, this, [this](const QString& text) { log(tr("Tune: %1").arg(text)); });
+  connect(worker_, &EngineWorker::tuneFinished, this, &MainWindow::onTuneFinished);
+  connect(worker_, &EngineWorker::tuneFailed, this, &MainWindow::onTuneFailed);
+  connect(tune_, &TunePanel::startRequested, this, &MainWindow::startTune);
+  connect(tune_, &TunePanel::stopRequested, this, &MainWindow::stopRun);
+  connect(tune_, &TunePanel::message, this, [this](const QString& text) {
+    log(text);
+    statusBar()->showMessage(text, 10000);
+  });
   connect(worker_, &EngineWorker::peakMeasured, this, [this](const ks::PeakResult& r) {
     log(tr("Peak: %1 %2%3")
             .arg(QString::fromStdString(r.title), QString::fromStdString(ks::formatPeakValue(r)),
@@ -121,6 +138,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     device_.reset();
     kernelEditor_->setDeviceName(QString());
     sweep_->setDevice(device_);
+    tune_->setDevice(device_);
     updateDevicePanel();
     refreshKernelTree();
     emit deviceOpened();
@@ -211,7 +229,8 @@ void MainWindow::buildUi() {
   sweep_ = new SweepEditor;
   sweepLayout->addWidget(sweep_);
   connect(sweep_, &SweepEditor::changed, this, [this] {
-    if (runButton_) runButton_->setEnabled(!running_ && !measuringPeaks_ && !devicePending_ && sweep_->isValid());
+    if (runButton_)
+      runButton_->setEnabled(!running_ && !tuning_ && !measuringPeaks_ && !devicePending_ && sweep_->isValid());
   });
 
   auto* buttons = new QHBoxLayout;
@@ -334,6 +353,9 @@ void MainWindow::buildUi() {
   compare_ = new ComparePanel;
   compare_->setObjectName("comparePanel");
   tabs_->addTab(compare_, tr("Compare"));
+  tune_ = new TunePanel;
+  tune_->setObjectName("tunePanel");
+  tabs_->addTab(tune_, tr("Tune"));
   derivedTimer_ = new QTimer(this);
   derivedTimer_->setSingleShot(true);
   derivedTimer_->setInterval(250);
@@ -468,6 +490,7 @@ void MainWindow::onDeviceOpened(const ks::vk::DeviceInfo& device) {
   for (int i = 0; i < deviceBox_->count(); ++i)
     if (deviceBox_->itemData(i).toInt() == int(device.index)) deviceBox_->setCurrentIndex(i);
   sweep_->setDevice(device_);
+  tune_->setDevice(device_);
   updateDevicePanel();
   refreshKernelTree();
   log(tr("Device: %1").arg(QString::fromStdString(device.name)));
@@ -586,6 +609,7 @@ void MainWindow::rebuildKernelTree(const QStringList& checked) {
     kernelTree_->topLevelItem(f)->setExpanded(!collapsed.count(kernelTree_->topLevelItem(f)->text(0)));
   kernelTree_->resizeColumnToContents(0);
   refreshKernelTree();
+  if (tune_) tune_->refreshKernels();  // kernel files come and go there too
 }
 
 void MainWindow::rebuildKernelTree() {
@@ -634,7 +658,7 @@ void MainWindow::showKernelEditor() {
 }
 
 bool MainWindow::runKernelText(const QString& text, const QString& path) {
-  if (running_ || measuringPeaks_ || devicePending_) {
+  if (running_ || tuning_ || measuringPeaks_ || devicePending_) {
     showError(tr("Cannot run the kernel"), tr("Wait for the running sweep (or the device) first."));
     return false;
   }
@@ -757,26 +781,29 @@ void MainWindow::updateRunState() {
   std::vector<const ks::KernelInfo*> kernels;
   for (const QString& id : checkedKernels()) kernels.push_back(ks::Registry::instance().find(id.toStdString()));
   sweep_->setKernels(kernels);
-  runButton_->setEnabled(!running_ && !measuringPeaks_ && !devicePending_ && sweep_->isValid());
+  const bool busy = running_ || tuning_ || measuringPeaks_;
+  runButton_->setEnabled(!busy && !devicePending_ && sweep_->isValid());
   runButton_->setToolTip(devicePending_      ? tr("Opening the device…")
                          : sweep_->isValid() ? tr("Run the sweep (Ctrl+R)")
                                              : sweep_->errorText());
-  stopButton_->setEnabled(running_ || measuringPeaks_);
-  if (kernelEditor_) kernelEditor_->setEngineBusy(running_ || measuringPeaks_);
-  deviceBox_->setEnabled(!running_ && !measuringPeaks_ && !devices_.empty());
-  peaksButton_->setEnabled(device_ && !running_ && !measuringPeaks_ && !devicePending_);
+  stopButton_->setEnabled(busy);
+  if (kernelEditor_) kernelEditor_->setEngineBusy(busy);
+  deviceBox_->setEnabled(!busy && !devices_.empty());
+  peaksButton_->setEnabled(device_ && !busy && !devicePending_);
+  if (tune_) tune_->setEngineBusy(running_ || measuringPeaks_ || devicePending_);
 }
 
 // ------------------------------------------------------------------ running
 
 void MainWindow::startRun() {
-  if (running_ || measuringPeaks_ || devicePending_) return;
+  if (running_ || tuning_ || measuringPeaks_ || devicePending_) return;
   auto plan = sweep_->plan();
   if (!plan) {
     showError(tr("Cannot run"), sweep_->errorText());
     return;
   }
   if (!session_.points.empty() && !confirmDiscard()) return;
+  if (sweep_->useTunedDefaults()) applyTunedDefaults(*plan);
   dropJournal();
   session_ = ks::newSession();
   session_.device = device_;
@@ -794,6 +821,7 @@ void MainWindow::startRun() {
   model_->clear();
   for (auto* c : charts()) c->clear();
   refreshBaselines();
+  tune_->clearTune();  // the new session has none
   running_ = true;
   setDirty(true);
   progress_->setRange(0, int(plan->items.size()));
@@ -812,6 +840,13 @@ void MainWindow::stopRun() {
   if (measuringPeaks_) {
     worker_->requestStop();
     peaksLabel_->setText(tr("Stopping…"));
+    stopButton_->setEnabled(false);
+    return;
+  }
+  if (tuning_) {
+    worker_->requestStop();  // the search stops; what it evaluated comes back
+    tune_->tuneStopping();
+    eta_->setText(tr("stopping the tune…"));
     stopButton_->setEnabled(false);
     return;
   }
@@ -903,8 +938,143 @@ void MainWindow::onRunFinished(bool cancelled) {
   if (closePending_) close();
 }
 
+// ------------------------------------------------------------------ tuning
+
+// The tuned defaults (engine/tune/tuned_defaults.h) for the parameters the
+// user left open; what was used, or why not, goes to the log.
+void MainWindow::applyTunedDefaults(ks::Plan& plan) {
+  if (!device_) {
+    log(tr("Tuned defaults: no device is open; each kernel runs with its own defaults"));
+    return;
+  }
+  const std::string path = ks::defaultTunedPath();
+  auto list = ks::loadTunedDefaults(path);
+  if (!list) {
+    const QString why = tr("Tuned defaults not used: %1").arg(QString::fromStdString(list.error().message));
+    log(why);
+    statusBar()->showMessage(why, 15000);
+    return;
+  }
+  const auto lines = ks::applyTunedDefaults(plan.items, *list, *device_, sweep_->explicitParamNames());
+  for (const auto& line : lines) log(tr("Tuned defaults: %1").arg(QString::fromStdString(line)));
+  if (!lines.empty())
+    statusBar()->showMessage(
+        tr("Tuned defaults: %1%2")
+            .arg(QString::fromStdString(lines.front()))
+            .arg(lines.size() > 1 ? tr(" (and %1 more in the Log tab)").arg(lines.size() - 1) : QString()),
+        15000);
+}
+
+void MainWindow::startTune() {
+  if (running_ || tuning_ || measuringPeaks_ || devicePending_) return;
+  const auto request = tune_->request();
+  if (!request) {
+    showError(tr("Cannot tune"), tune_->requestError());
+    return;
+  }
+  const ks::KernelInfo* kernel = ks::Registry::instance().find(request->kernel);
+  if (!kernel) return;
+  if (!session_.points.empty() && !confirmDiscard()) return;
+  dropJournal();
+  // The tune becomes the session: its evaluations are the points (no journal:
+  // the result cache keeps what an interrupted tune measured).
+  session_ = ks::newSession();
+  session_.device = device_;
+  session_.plan = request->plan;
+  // The kernel file as it is now (see startRun), embedded through an item of the plan.
+  session_.plan.items = {ks::PlanItem{kernel->id, kernel->defaultParams(), request->size}};
+  ks::embedKernelFiles(session_);
+  session_.plan.items.clear();
+  sessionFromFile_ = false;
+  if (device_)
+    if (auto it = measuredPeaks_.find(device_->index); it != measuredPeaks_.end()) session_.peaks = it->second;
+  applyPeaks();
+  showDrift();
+  path_.clear();
+  model_->clear();
+  for (auto* c : charts()) c->clear();
+  refreshBaselines();
+  setDirty(false);
+  tuning_ = true;
+  runClock_.start();
+  eta_->setText(tr("tuning…"));
+  log(tr("Tune: %1 at %2, %3 search, objective %4, seed %5")
+          .arg(QString::fromStdString(request->kernel), QString::fromStdString(ks::SizeSpec(request->size).str()),
+               QString::fromStdString(ks::strategyName(request->strategy)),
+               QString::fromStdString(ks::objectiveName(request->objective)))
+          .arg(request->seed));
+  tune_->tuneStarted(*request);
+  updateRunState();
+  worker_->clearStop();  // before queueing: a Stop pressed from now on counts
+  emit requestTune(*request);
+}
+
+void MainWindow::onTuneEvaluated(const ks::TuneRecord& snapshot, const ks::Measurement& m,
+                                 const ks::TuneEvaluation& e) {
+  if (!tuning_) return;
+  session_.points.push_back(m);
+  session_.plan.items.push_back(m.item);
+  session_.tune = snapshot;  // a Save during the tune keeps the search so far
+  setDirty(true);
+  model_->append(m);
+  if (model_->rowCount() <= 3) table_->resizeColumnsToContents();
+  for (auto* c : charts()) c->addMeasurement(m);
+  refreshBaselines();
+  derivedTimer_->start();
+  log(QString::fromStdString(ks::formatTuneEvaluation(snapshot, e, m)));
+  tune_->tuneEvaluated(snapshot, session_.points);
+}
+
+void MainWindow::onTuneFinished(const ks::TuneOutcome& outcome) {
+  tuning_ = false;
+  session_.points = outcome.points;
+  session_.plan.items.clear();
+  for (const auto& m : outcome.points) session_.plan.items.push_back(m.item);
+  session_.tune = outcome.record;
+  setDirty(!session_.points.empty());
+  model_->setMeasurements(session_.points);
+  table_->resizeColumnsToContents();
+  for (auto* c : charts()) c->setMeasurements(session_.points);
+  refreshBaselines();
+  derivedTimer_->stop();
+  refreshDerivedViews();
+  tune_->tuneFinished(outcome);
+  for (const QString& line : QString::fromStdString(ks::formatTuneSummary(outcome.record)).split('\n'))
+    if (!line.isEmpty()) log(line);
+  if (!outcome.cache_error.empty())
+    log(tr("The result cache could not be used: %1").arg(QString::fromStdString(outcome.cache_error)));
+  const QString summary = tr("Tune: %1 evaluations in %2 s%3")
+                              .arg(outcome.record.evaluations.size())
+                              .arg(runClock_.elapsed() / 1000.0, 0, 'f', 1)
+                              .arg(outcome.record.stop_reason == "cancelled" ? tr(", stopped") : QString());
+  eta_->setText(summary);
+  statusBar()->showMessage(summary, 10000);
+  updateRunState();
+  emit tuneEnded(true);
+  if (closePending_) close();
+}
+
+void MainWindow::onTuneFailed(const QString& message) {
+  tuning_ = false;
+  tune_->tuneFailed(message);
+  eta_->clear();
+  showError(tr("Cannot tune"), message);
+  updateRunState();
+  emit tuneEnded(false);
+  if (closePending_) close();
+}
+
+void MainWindow::showSessionTune() {
+  if (session_.tune) {
+    tune_->showTune(*session_.tune, session_.points, session_.device);
+    tabs_->setCurrentWidget(tune_);
+  } else {
+    tune_->clearTune();
+  }
+}
+
 void MainWindow::measurePeaks() {
-  if (!device_ || running_ || measuringPeaks_ || devicePending_) return;
+  if (!device_ || running_ || tuning_ || measuringPeaks_ || devicePending_) return;
   measuringPeaks_ = true;
   peaksLabel_->setText(tr("Measuring peaks… (a few seconds; Stop cancels)"));
   log(tr("Measuring the peaks of %1").arg(QString::fromStdString(device_->name)));
@@ -1094,7 +1264,7 @@ void MainWindow::showError(const QString& title, const QString& message) {
 }
 
 void MainWindow::newSession() {
-  if (running_ || !confirmDiscard()) return;
+  if (running_ || tuning_ || !confirmDiscard()) return;
   dropJournal();
   session_ = ks::Session{};
   sessionFromFile_ = false;
@@ -1104,14 +1274,15 @@ void MainWindow::newSession() {
   showDrift();
   for (auto* c : charts()) c->clear();
   refreshBaselines();
+  tune_->clearTune();
   progress_->setValue(0);
   eta_->clear();
   setDirty(false);
 }
 
 bool MainWindow::openSession(const QString& path) {
-  if (running_) {
-    showError(tr("Cannot open"), tr("Stop the running sweep first."));
+  if (running_ || tuning_) {
+    showError(tr("Cannot open"), tr("Stop the running sweep or tune first."));
     return false;
   }
   auto s = ks::loadSession(path.toStdString());
@@ -1153,6 +1324,7 @@ void MainWindow::showLoadedSession() {
   table_->resizeColumnsToContents();
   for (auto* c : charts()) c->setMeasurements(session_.points);
   refreshBaselines();
+  showSessionTune();
   progress_->setRange(0, std::max(1, int(session_.plan.items.size())));
   progress_->setValue(int(session_.points.size()));
   progress_->setTextVisible(true);
@@ -1229,6 +1401,10 @@ void MainWindow::exportChartPng() {
   const auto all = charts();
   chart->setCurrentIndex(
       tabs_->currentWidget() == roofline_ ? 3 : int(std::find(all.begin(), all.end(), currentChart()) - all.begin()));
+  if (tune_->record()) {  // as the Tune tab shows them (axes and slice included)
+    chart->addItems({tr("Tune heatmap"), tr("Tune progress")});
+    if (tabs_->currentWidget() == tune_) chart->setCurrentIndex(4);
+  }
   auto* width = new QSpinBox;
   width->setRange(200, 8000);
   width->setValue(1600);
@@ -1250,9 +1426,11 @@ void MainWindow::exportChartPng() {
   const QString path = QFileDialog::getSaveFileName(this, tr("Export PNG"), "chart.png", tr("PNG images (*.png)"));
   if (path.isEmpty()) return;
   const QSize size(width->value(), height->value());
-  const QString err = chart->currentIndex() == 3
-                          ? roofline_->exportPng(path, size, scale->currentIndex() + 1)
-                          : all[size_t(chart->currentIndex())]->exportPng(path, size, scale->currentIndex() + 1);
+  const int which = chart->currentIndex(), pixels = scale->currentIndex() + 1;
+  const QString err = which == 3   ? roofline_->exportPng(path, size, pixels)
+                      : which == 4 ? tune_->heatmap()->exportPng(path, size, pixels)
+                      : which == 5 ? tune_->progressChart()->exportPng(path, size, pixels)
+                                   : all[size_t(which)]->exportPng(path, size, pixels);
   if (!err.isEmpty())
     showError(tr("Export failed"), err);
   else
@@ -1260,8 +1438,9 @@ void MainWindow::exportChartPng() {
 }
 
 void MainWindow::exportChartSvg() {
-  if (tabs_->currentWidget() == roofline_) {
-    showError(tr("Export failed"), tr("The roofline exports as PNG only (File > Export Chart as PNG)."));
+  if (tabs_->currentWidget() == roofline_ || tabs_->currentWidget() == tune_) {
+    showError(tr("Export failed"), tr("The roofline and the tune's charts export as PNG only (File > Export Chart as "
+                                      "PNG)."));
     return;
   }
   const QString path = QFileDialog::getSaveFileName(this, tr("Export SVG"), "chart.svg", tr("SVG images (*.svg)"));
@@ -1368,7 +1547,7 @@ MainWindow::RestoreAnswer MainWindow::askRestore(const QString& question, const 
 }
 
 bool MainWindow::offerRestore() {
-  if (running_ || measuringPeaks_ || journalDir_.isEmpty()) return false;
+  if (running_ || tuning_ || measuringPeaks_ || journalDir_.isEmpty()) return false;
   // Newest first; a journal whose lock a live kernelscope holds is that one's run.
   const QFileInfoList files = QDir(journalDir_).entryInfoList({"*.partial"}, QDir::Files, QDir::Time);
   for (const QFileInfo& file : files) {
@@ -1438,7 +1617,7 @@ bool MainWindow::offerRestore() {
 // ------------------------------------------------------------------ events
 
 void MainWindow::closeEvent(QCloseEvent* event) {
-  if (running_ || measuringPeaks_) {
+  if (running_ || tuning_ || measuringPeaks_) {
     // Stop first and close when the engine has let go (within one dispatch).
     closePending_ = true;
     stopRun();

@@ -41,6 +41,7 @@ class KernelEditor;
 class ResultsModel;
 class RooflineChart;
 class SweepEditor;
+class TunePanel;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -57,6 +58,7 @@ class MainWindow : public QMainWindow {
   const ks::Session& session() const { return session_; }
   bool isDirty() const { return dirty_; }
   bool isRunning() const { return running_; }
+  bool isTuning() const { return tuning_; }
   bool isDevicePending() const { return devicePending_; }
   bool isMeasuringPeaks() const { return measuringPeaks_; }
   // The peaks that apply to the session's points: measured on its device.
@@ -100,6 +102,8 @@ class MainWindow : public QMainWindow {
   QLabel* deviceLabel() const { return deviceLabel_; }
   QProgressBar* progressBar() const { return progress_; }
   QString lastError() const { return lastError_; }
+  TunePanel* tunePanel() const { return tune_; }
+  EngineWorker* worker() const { return worker_; }  // for tests: its signals
 
   void setKernelChecked(const QString& id, bool checked);
   QStringList checkedKernels() const;
@@ -120,7 +124,9 @@ class MainWindow : public QMainWindow {
 
  public slots:
   void startRun();
-  void stopRun();
+  void stopRun();  // the sweep, the tune or the peaks measurement
+  // Tunes what the Tune tab describes; the tune becomes the session.
+  void startTune();
   void measurePeaks();
   void newSession();
   void openSessionDialog();
@@ -139,6 +145,7 @@ class MainWindow : public QMainWindow {
   void devicesListed();
   void deviceOpened();
   void runFinished(bool cancelled);
+  void tuneEnded(bool ok);  // finished (also when stopped) or failed to start
   void sessionLoaded();
   void peaksDone(bool ok);
   // To the engine thread.
@@ -146,6 +153,7 @@ class MainWindow : public QMainWindow {
   void requestRun(const ks::Plan& plan);
   void requestJournal(const ks::Session& header, const QString& path);
   void requestPeaks();
+  void requestTune(const ks::TuneRequest& request);
 
  protected:
   void closeEvent(QCloseEvent* event) override;
@@ -162,6 +170,11 @@ class MainWindow : public QMainWindow {
   double estimateSecondsLeft(size_t done) const;
   void onRunFinished(bool cancelled);
   void onEngineError(const QString& message);
+  void onTuneEvaluated(const ks::TuneRecord& snapshot, const ks::Measurement& m, const ks::TuneEvaluation& e);
+  void onTuneFinished(const ks::TuneOutcome& outcome);
+  void onTuneFailed(const QString& message);
+  void showSessionTune();  // the session's tune in the Tune tab (or an empty tab)
+  void applyTunedDefaults(ks::Plan& plan);
   void onPeaksFinished(const ks::DevicePeaks& peaks);
   void onPeaksFailed(const QString& message);
   void applyPeaks();
@@ -213,6 +226,7 @@ class MainWindow : public QMainWindow {
   QTableWidget* seriesTable_ = nullptr;  // per series: points, complexity slope, best rates
   QSpinBox* fitFrom_ = nullptr;          // the complexity fit's size cutoff; 0 = upper half
   ComparePanel* compare_ = nullptr;
+  TunePanel* tune_ = nullptr;
   std::optional<ks::Session> baseline_;
   QString baselinePath_;
   QTimer* derivedTimer_ = nullptr;  // coalesces refreshes during a live run
@@ -238,6 +252,7 @@ class MainWindow : public QMainWindow {
   bool closePending_ = false;   // close once the running sweep has stopped
   bool devicePending_ = false;  // a device is being opened: Run waits
   bool measuringPeaks_ = false;
+  bool tuning_ = false;
   bool sessionFromFile_ = false;                       // session_ was opened, not run here: its peaks are its own
   std::map<uint32_t, ks::DevicePeaks> measuredPeaks_;  // by device index, this app run
   QElapsedTimer runClock_;

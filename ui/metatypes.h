@@ -10,6 +10,7 @@
 #include "engine/cpu/cpu_info.h"
 #include "engine/kernels/kernel_file.h"
 #include "engine/session/session.h"
+#include "engine/tune/tuner.h"
 #include "engine/vulkan/context.h"
 
 Q_DECLARE_METATYPE(ks::Measurement)
@@ -23,6 +24,11 @@ Q_DECLARE_METATYPE(ks::DriftReport)
 Q_DECLARE_METATYPE(ks::Session)
 Q_DECLARE_METATYPE(ks::CompileReport)
 Q_DECLARE_METATYPE(std::vector<ks::SourceDiagnostic>)
+Q_DECLARE_METATYPE(ks::TuneRequest)
+Q_DECLARE_METATYPE(ks::TuneRecord)
+Q_DECLARE_METATYPE(ks::TuneEvaluation)
+Q_DECLARE_METATYPE(ks::TuneProgress)
+Q_DECLARE_METATYPE(ks::TuneOutcome)
 
 namespace ks::ui {
 void registerMetaTypes();

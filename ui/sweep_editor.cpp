@@ -1,5 +1,6 @@
 #include "ui/sweep_editor.h"
 
+#include <QCheckBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -9,6 +10,8 @@
 #include <QToolButton>
 #include <algorithm>
 #include <map>
+
+#include "engine/tune/tuned_defaults.h"
 
 namespace ks::ui {
 
@@ -104,6 +107,12 @@ SweepEditor::SweepEditor(QWidget* parent) : QWidget(parent) {
   timeout_->setToolTip(
       tr("The watchdog: a dispatch running longer is stopped, its point failed, the device recreated, and the "
          "sweep goes on. Automatic: 5 s past a pessimistic estimate of the point's run."));
+  tuned_ = new QCheckBox(tr("Use tuned defaults"));
+  tuned_->setObjectName("useTuned");
+  tuned_->setToolTip(
+      tr("Workgroup shapes and tunables you leave empty come from the best configuration a tune saved for this "
+         "kernel, device and size class (%1); what you type here stays")
+          .arg(QString::fromStdString(ks::defaultTunedPath())));
   sizesError_ = errorLabel();
   shapesError_ = errorLabel();
   paramsError_ = errorLabel();
@@ -133,6 +142,7 @@ SweepEditor::SweepEditor(QWidget* parent) : QWidget(parent) {
   form->addRow(QString(), shapesError_);
   form->addRow(tr("Tunables"), params_);
   form->addRow(QString(), paramsError_);
+  form->addRow(QString(), tuned_);
   auto* repsRow = new QHBoxLayout;
   repsRow->addWidget(reps_);
   repsRow->addWidget(new QLabel(tr("warm-up")));
@@ -156,6 +166,7 @@ SweepEditor::SweepEditor(QWidget* parent) : QWidget(parent) {
   connect(targetCi_, &QDoubleSpinBox::valueChanged, this, &SweepEditor::revalidate);
   connect(drift_, &QDoubleSpinBox::valueChanged, this, &SweepEditor::revalidate);
   connect(timeout_, &QDoubleSpinBox::valueChanged, this, &SweepEditor::revalidate);
+  connect(tuned_, &QCheckBox::toggled, this, &SweepEditor::changed);
   revalidate();
 }
 
@@ -172,6 +183,15 @@ void SweepEditor::setKernels(std::vector<const ks::KernelInfo*> kernels) {
 std::optional<ks::Plan> SweepEditor::plan() const { return plan_; }
 QString SweepEditor::errorText() const { return error_; }
 QString SweepEditor::warningText() const { return warning_; }
+bool SweepEditor::useTunedDefaults() const { return tuned_->isChecked(); }
+
+std::vector<std::string> SweepEditor::explicitParamNames() const {
+  std::vector<std::string> names;
+  if (!shapes_->text().trimmed().isEmpty()) names.push_back("wg");
+  for (const QString& part : params_->text().split(';', Qt::SkipEmptyParts))
+    if (auto p = ks::parseParamSweep(part.trimmed().remove(' ').toStdString())) names.push_back(p->first);
+  return names;
+}
 
 void SweepEditor::togglePreset(const QString& shape) {
   QStringList shapes = shapes_->text().split(',', Qt::SkipEmptyParts);

@@ -10,6 +10,7 @@
 #include "engine/bench/sweep.h"
 #include "engine/vulkan/context.h"
 
+class QCheckBox;
 class QLineEdit;
 class QLabel;
 class QSpinBox;
@@ -31,6 +32,11 @@ class SweepEditor : public QWidget {
   bool isValid() const { return plan().has_value(); }
   QString errorText() const;    // what blocks Run (empty when valid)
   QString warningText() const;  // points that will be skipped, and why
+  // Run with the tuned defaults (engine/tune/tuned_defaults.h) for what the
+  // user did not give: the main window applies them to plan() when a run starts.
+  bool useTunedDefaults() const;
+  // The parameters the user gave: the tunables typed, and "wg" when shapes were.
+  std::vector<std::string> explicitParamNames() const;
 
   QLineEdit* sizesEdit() const { return sizes_; }
   QLineEdit* shapesEdit() const { return shapes_; }
@@ -43,6 +49,7 @@ class SweepEditor : public QWidget {
   QSpinBox* cacheBox() const { return cache_; }
   QDoubleSpinBox* driftBox() const { return drift_; }
   QDoubleSpinBox* dispatchTimeoutBox() const { return timeout_; }
+  QCheckBox* tunedBox() const { return tuned_; }
 
  signals:
   void changed();  // any entry or its validity changed
@@ -62,6 +69,7 @@ class SweepEditor : public QWidget {
   QSpinBox* cache_;           // MiB touched between reuses of a bandwidth kernel's inputs; 0 = no rotation
   QDoubleSpinBox* drift_;     // % change of the reference kernel that marks the sweep unstable; 0 = no check
   QDoubleSpinBox* timeout_;   // the dispatch watchdog, seconds; 0 = automatic
+  QCheckBox* tuned_;
   QLabel* sizesError_;
   QLabel* shapesError_;
   QLabel* paramsError_;

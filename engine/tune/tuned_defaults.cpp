@@ -9,6 +9,7 @@
 
 #include "engine/bench/sweep.h"
 #include "engine/session/durable_file.h"
+#include "engine/session/session.h"
 
 namespace ks {
 
@@ -134,6 +135,29 @@ std::optional<TunedDefault> findTunedDefault(const std::vector<TunedDefault>& li
     }
   }
   return best;
+}
+
+Result<TunedDefault> tunedDefaultOf(const TuneRecord& record, const vk::DeviceInfo& device) {
+  if (record.stop_reason == "cancelled") return makeError("the tune was interrupted");
+  if (!record.winner) return makeError("no configuration won");
+  const KernelInfo* kernel = Registry::instance().find(record.kernel);
+  if (!kernel) return makeError("unknown kernel '" + record.kernel + "'");
+  TunedDefault t;
+  t.kernel = kernel->id;
+  t.device = device.name;
+  t.driver = device.driver_version;
+  t.size = record.size;
+  t.size_class = sizeClass(record.size);
+  t.params = record.params(*record.winner, kernel->defaultParams());
+  t.objective = objectiveName(record.objective);
+  const auto best_evaluation = record.bestEvaluation();
+  t.score = !record.final.empty() ? record.final.front().score
+            : best_evaluation     ? *record.evaluations[*best_evaluation].score
+                                  : 0;
+  t.decided = record.decided;
+  t.created = nowIso8601();
+  if (kernel->user) t.source_hash = textHash(kernel->source);
+  return t;
 }
 
 std::vector<std::string> applyTunedDefaults(std::vector<PlanItem>& items, const std::vector<TunedDefault>& list,

@@ -42,6 +42,11 @@ Status saveTunedDefault(const std::string& path, const TunedDefault& entry);
 std::optional<TunedDefault> findTunedDefault(const std::vector<TunedDefault>& list, const std::string& kernel,
                                              const std::string& device, const ProblemSize& size);
 
+// The entry a finished tune gives: its winner's parameters on `device`, with
+// the score of the final round (or of the best evaluation without one). An
+// error when there is nothing to save: the tune was cancelled or nothing won.
+Result<TunedDefault> tunedDefaultOf(const TuneRecord& record, const vk::DeviceInfo& device);
+
 // Applies tuned defaults to a plan's items: the parameters named in
 // `explicit_names` (given by the user; "wg" for the workgroup) stay; the
 // rest come from the tuned entry. Items with no entry keep theirs. Returns a

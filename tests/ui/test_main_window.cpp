@@ -555,7 +555,8 @@ class TestMainWindow : public QObject {
     bad.start(KS_GUI_PATH, {"--export-png", dir_.filePath("x.png"), "--chart", "pie", session});
     QVERIFY(bad.waitForFinished(30000));
     QCOMPARE(bad.exitCode(), 2);
-    QVERIFY(bad.readAllStandardError().contains("--chart must be gflops, gbps, time, relative or roofline"));
+    QVERIFY(bad.readAllStandardError().contains(
+        "--chart must be gflops, gbps, time, relative, roofline, heatmap or tune-progress"));
   }
 };
 
