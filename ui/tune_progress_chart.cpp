@@ -194,15 +194,17 @@ void fill(Parts& p, const ks::TuneRecord* r) {
     if (p.chart->legend()->layout()) p.chart->legend()->layout()->invalidate();
     if (p.chart->layout()) p.chart->layout()->invalidate();
   }
+  // Tick intervals before ranges: a wide range with the old, fine interval
+  // would first lay out tens of thousands of ticks (a GFLOP/s axis to 48000).
   const double span = double(std::max<size_t>({n, r ? r->budget : 0, 1}));
-  p.x->setRange(0, span + 0.5);
   p.x->setTickInterval(std::max(1.0, niceStep(span, 8)));
+  p.x->setRange(0, span + 0.5);
   const double step = niceStep(top > 0 ? top * 1.08 : 1, 5);
   const double y_top = top > 0 ? std::ceil(top * 1.08 / step) * step : 1;
-  p.y->setRange(0, y_top);
   p.y->setTickType(QValueAxis::TicksDynamic);
   p.y->setTickAnchor(0);
   p.y->setTickInterval(step);
+  p.y->setRange(0, y_top);
   p.y->setLabelFormat(step >= 1 ? "%.0f" : step >= 0.1 ? "%.1f" : "%.2f");
 }
 

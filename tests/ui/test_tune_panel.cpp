@@ -335,6 +335,20 @@ class TestTunePanel : public QObject {
     QVERIFY(red > 10);
     chart.clear();
     QVERIFY(chart.seriesPoints(C::measuredName()).isEmpty());
+
+    // Scores of an H200 (tens of thousands of GFLOP/s) after small ones and on a
+    // fresh chart: the axes once laid out one tick per unit of the old interval
+    // over the new range and hung (the ctest timeout fails this if it comes back).
+    ks::TuneRecord big = h.record;
+    for (auto& e : big.evaluations)
+      if (e.score) *e.score *= 1000;
+    chart.setRecord(h.record);
+    chart.setRecord(big);
+    QCOMPARE(chart.seriesPoints(C::measuredName()).last(), QPointF(6, 50000));
+    ks::ui::TuneProgressChart fresh;
+    fresh.resize(800, 500);
+    fresh.setRecord(big);
+    QCOMPARE(fresh.exportPng(dir_.filePath("progress-big.png"), QSize(800, 500), 1), QString());
   }
 
   // (b) kernelscope-cli tune on lavapipe, then the heatmap from the kernelscope binary, and its errors.
