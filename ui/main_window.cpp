@@ -1066,7 +1066,7 @@ void MainWindow::onTuneFailed(const QString& message) {
 
 void MainWindow::showSessionTune() {
   if (session_.tune) {
-    tune_->showTune(*session_.tune, session_.points, session_.device);
+    tune_->showTune(*session_.tune, session_.points, session_.device, &session_.plan);
     tabs_->setCurrentWidget(tune_);
   } else {
     tune_->clearTune();

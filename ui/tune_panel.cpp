@@ -12,6 +12,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QStandardItemModel>
@@ -209,10 +210,24 @@ TunePanel::TunePanel(QWidget* parent) : QWidget(parent) {
   sliceRow_ = new QHBoxLayout;
   pickers->addLayout(sliceRow_);
   pickers->addStretch();
+  // A kernel with many tunables has a picker per dimension: the row scrolls
+  // sideways rather than make the tab (and the window) wider than the screen.
+  pickers->setContentsMargins(0, 0, 0, 0);
+  auto* pickerBar = new QWidget;
+  pickerBar->setLayout(pickers);
+  auto* pickerScroll = new QScrollArea;
+  pickerScroll->setWidget(pickerBar);
+  pickerScroll->setWidgetResizable(true);
+  pickerScroll->setFrameShape(QFrame::NoFrame);
+  pickerScroll->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  pickerScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
+  pickerScroll->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+  pickerScroll->setFixedHeight(pickerBar->sizeHint().height() +
+                               pickerScroll->horizontalScrollBar()->sizeHint().height());
   auto* heatmapPage = new QWidget;
   auto* heatmapLayout = new QVBoxLayout(heatmapPage);
   heatmapLayout->setContentsMargins(0, 0, 0, 0);
-  heatmapLayout->addLayout(pickers);
+  heatmapLayout->addWidget(pickerScroll);
   heatmapLayout->addWidget(heatmap_, 1);
 
   ranking_ = new QTableWidget(0, 6);
@@ -527,11 +542,16 @@ void TunePanel::tuneFailed(const QString& message) {
 }
 
 void TunePanel::showTune(const ks::TuneRecord& record, const std::vector<ks::Measurement>& points,
-                         std::optional<ks::vk::DeviceInfo> device) {
+                         std::optional<ks::vk::DeviceInfo> device, const ks::Plan* plan) {
   recordDevice_ = std::move(device);
   record_ = record;
   points_ = points;
   fillForm(record);
+  if (plan) {  // how each configuration was measured, so that Start measures the same way
+    reps_->setValue(int(std::min<uint32_t>(plan->reps, uint32_t(reps_->maximum()))));
+    warmup_->setValue(int(std::min<uint32_t>(plan->warmup, uint32_t(warmup_->maximum()))));
+    warmupMs_->setValue(int(std::min<uint32_t>(plan->warmup_ms, uint32_t(warmupMs_->maximum()))));
+  }
   showRecord(*record_, points_);
   showRanking();
   showVerdict();

@@ -54,7 +54,7 @@ class TunePanel : public QWidget {
   // A finished tune (from a session file): shown, and its settings put in the form.
   // `device`: where it ran, for "Save as tuned default".
   void showTune(const ks::TuneRecord& record, const std::vector<ks::Measurement>& points,
-                std::optional<ks::vk::DeviceInfo> device);
+                std::optional<ks::vk::DeviceInfo> device, const ks::Plan* plan = nullptr);
   void clearTune();
   const std::optional<ks::TuneRecord>& record() const { return record_; }
 

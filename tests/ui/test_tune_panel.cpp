@@ -475,6 +475,7 @@ class TestTunePanel : public QObject {
     QCOMPARE(panel->sizeEdit()->text(), QString("64"));
     QCOMPARE(panel->shapesEdit()->text(), QString("8x8,16x16"));
     QCOMPARE(panel->paramsEdit()->text(), QString("BK=4,8; BN=2,4"));
+    QCOMPARE(panel->repsBox()->value(), 3);  // measured as the session's plan says
     // Another session without one empties the tab.
     w->newSession();
     QVERIFY(!panel->record());
