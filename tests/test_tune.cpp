@@ -381,6 +381,51 @@ TEST(TuneRun, TwoEqualConfigurationsTie) {
   ASSERT_TRUE(rec.winner);
 }
 
+TEST(TuneRun, ATimeBudgetStopsTheSearchButNotTheFinalRound) {
+  TuneRequest r = blockTilingRequest();
+  r.time_budget_s = 0.001;  // spent by the first evaluation
+  r.final_top = 2;
+  r.final_rounds = 2;
+  Runner runner(&testing::device());
+  std::atomic<bool> cancel{false};
+  auto out = runTune(runner, &testing::device().info(), r, {}, cancel);
+  ASSERT_TRUE(out) << out.error().message;
+  EXPECT_EQ(out->record.budget, 9u) << "a time budget alone lets the whole space be evaluated";
+  EXPECT_EQ(out->record.evaluations.size(), 1u);
+  EXPECT_EQ(out->record.stop_reason, "time_budget");
+  ASSERT_EQ(out->record.final.size(), 1u);
+  EXPECT_EQ(out->record.final[0].round_medians_ns.size(), 2u);
+  EXPECT_TRUE(out->record.decided) << out->record.verdict;  // the only one: nothing to tie with
+}
+
+// Stop in the final round: the search's evaluations stay, the winner is the best
+// of the search (not confirmed, and the verdict says so).
+TEST(TuneRun, StopInTheFinalRoundKeepsTheSearch) {
+  TuneRequest r = blockTilingRequest();
+  r.final_top = 3;
+  r.final_rounds = 4;
+  Runner runner(&testing::device());
+  std::atomic<bool> cancel{false};
+  TuneCallbacks cb;
+  size_t final_points = 0;
+  cb.progress = [&](const TuneProgress& p) {
+    if (p.phase == "final" && p.done >= 2) cancel.store(true);
+    if (p.phase == "final") final_points = p.done;
+  };
+  auto out = runTune(runner, &testing::device().info(), r, cb, cancel);
+  ASSERT_TRUE(out) << out.error().message;
+  const auto& rec = out->record;
+  EXPECT_EQ(final_points, 2u) << "the final round went on after Stop";
+  EXPECT_EQ(rec.stop_reason, "cancelled");
+  EXPECT_EQ(rec.evaluations.size(), 9u);
+  EXPECT_EQ(out->points.size(), 9u);
+  EXPECT_TRUE(rec.final.empty());
+  EXPECT_FALSE(rec.decided);
+  ASSERT_TRUE(rec.winner);
+  EXPECT_EQ(*rec.winner, rec.evaluations[*rec.bestEvaluation()].config);
+  EXPECT_NE(rec.verdict.find("cancelled in the final round"), std::string::npos) << rec.verdict;
+}
+
 // ---------------------------------------------------------------- the verdict
 
 TuneRecord recordWithFinalists(const std::vector<std::vector<double>>& samples) {

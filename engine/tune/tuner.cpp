@@ -180,7 +180,8 @@ Result<TuneOutcome> runTune(Runner& runner, const vk::DeviceInfo* device, const 
 
   const ProbeFn probe = [&](size_t i) -> Probe {
     if (cancel.load()) return {true, {}};
-    if (rec.time_budget_s > 0 && seconds(start) >= rec.time_budget_s) {
+    // At least one evaluation, however short the time budget.
+    if (rec.time_budget_s > 0 && !rec.evaluations.empty() && seconds(start) >= rec.time_budget_s) {
       time_up = true;
       return {true, {}};
     }
