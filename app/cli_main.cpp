@@ -393,6 +393,25 @@ int cmdKernels(int argc, char** argv) {
 
 ks::Plan measurementFromOptions(const Args& a);
 
+// --wg's shapes (empty when not given).
+std::vector<ks::WorkgroupShape> shapesOption(const Args& a) {
+  if (!a.has("--wg")) return {};
+  auto shapes = ks::parseShapeList(a.get("--wg"));
+  if (!shapes) usage(shapes.error().message);
+  return *shapes;
+}
+
+// Every --param NAME=V1,V2 (run sweeps them, tune searches only them).
+std::map<std::string, std::vector<int>> paramsOption(const Args& a) {
+  std::map<std::string, std::vector<int>> params;
+  for (auto [it, end] = a.options.equal_range("--param"); it != end; ++it) {
+    auto p = ks::parseParamSweep(it->second);
+    if (!p) usage(p.error().message);
+    params[p->first] = p->second;
+  }
+  return params;
+}
+
 // The plan of `run` from its options.
 ks::Plan planFromOptions(const Args& a) {
   ks::SweepSpec spec;
@@ -405,16 +424,8 @@ ks::Plan planFromOptions(const Args& a) {
       if (!sizes) usage(std::string(opt) + ": " + sizes.error().message);
       spec.sizes.insert(spec.sizes.end(), sizes->begin(), sizes->end());
     }
-  if (a.has("--wg")) {
-    auto shapes = ks::parseShapeList(a.get("--wg"));
-    if (!shapes) usage(shapes.error().message);
-    spec.shapes = *shapes;
-  }
-  for (auto [it, end] = a.options.equal_range("--param"); it != end; ++it) {
-    auto p = ks::parseParamSweep(it->second);
-    if (!p) usage(p.error().message);
-    spec.params[p->first] = p->second;
-  }
+  spec.shapes = shapesOption(a);
+  spec.params = paramsOption(a);
   ks::Plan plan = measurementFromOptions(a);
   std::vector<std::string> notes;
   auto items = ks::buildPlan(spec, &notes);
@@ -710,16 +721,8 @@ int cmdTune(int argc, char** argv) {
   req.final_top = parseCount(a.get("--top", "5"), "--top", 0);
   req.final_rounds = parseCount(a.get("--final-rounds", "5"), "--final-rounds", 1);
   if (a.has("--tie-margin")) req.tie_margin = parseFraction(a.get("--tie-margin"), "--tie-margin", "1%");
-  if (a.has("--wg")) {
-    auto shapes = ks::parseShapeList(a.get("--wg"));
-    if (!shapes) usage(shapes.error().message);
-    req.shapes = *shapes;
-  }
-  for (auto [it, end] = a.options.equal_range("--param"); it != end; ++it) {
-    auto p = ks::parseParamSweep(it->second);
-    if (!p) usage(p.error().message);
-    req.only[p->first] = p->second;
-  }
+  req.shapes = shapesOption(a);
+  req.only = paramsOption(a);
   // How each configuration is measured: run's options (--input-seed for the inputs, --seed is the search's).
   Args measure = a;
   measure.options.erase("--seed");

@@ -367,7 +367,10 @@ TEST(TuneRun, TwoEqualConfigurationsTie) {
   r.plan.reps = 10;
   r.final_top = 2;
   r.final_rounds = 6;
-  r.tie_margin = 0.03;
+  // The margin is the device's reproducibility floor: on lavapipe, shared with
+  // other tests on two cores, the same code compiled twice once ran 6% apart in
+  // all six rounds (JIT code placement, neighbours), significant by rank.
+  r.tie_margin = 0.15;
   Runner runner(&testing::device());
   std::atomic<bool> cancel{false};
   auto out = runTune(runner, &testing::device().info(), r, {}, cancel);
@@ -466,7 +469,7 @@ TEST(TuneVerdict, RanksByScoreAndSaysWhetherTheWinnerReallyWins) {
   EXPECT_TRUE(rec.decided) << rec.verdict;
   EXPECT_EQ(rec.winner, TuneConfig{1});
   EXPECT_NE(rec.verdict.find("beats #2 (X=1) by 10."), std::string::npos) << rec.verdict;
-  EXPECT_NE(rec.verdict.find("8 + 8 rounds"), std::string::npos) << rec.verdict;
+  EXPECT_NE(rec.verdict.find("(Mann-Whitney p = 0.0002, 8 + 8 rounds)"), std::string::npos) << rec.verdict;
 
   // Significant but smaller than the margin: a tie that says so.
   rec = recordWithFinalists({noisy(1005, 1, 1, 100), noisy(1000, 1, 2, 100)});

@@ -1,8 +1,10 @@
 #include "ui/chart_export.h"
 
+#include <QChart>
 #include <QChartView>
 #include <QDir>
 #include <QFileInfo>
+#include <QGraphicsLayout>
 #include <QGuiApplication>
 #include <QImage>
 #include <QImageWriter>
@@ -11,6 +13,19 @@
 #include <cmath>
 
 namespace ks::ui {
+
+QChart* newChart() {
+  auto* c = new QChart;
+  c->setTheme(QChart::ChartThemeLight);
+  c->setBackgroundRoundness(0);
+  c->setMargins(QMargins(4, 4, 8, 4));
+  if (c->layout()) c->layout()->setContentsMargins(0, 0, 0, 0);  // no grey frame around the chart
+  QFont title_font = c->titleFont();
+  title_font.setBold(true);
+  title_font.setPointSizeF(title_font.pointSizeF() * 1.15);
+  c->setTitleFont(title_font);
+  return c;
+}
 
 QChartView* addChartView(QWidget* owner) {
   auto* view = new QChartView(owner);

@@ -6,10 +6,15 @@
 #include <QString>
 #include <functional>
 
+class QChart;
 class QChartView;
 class QWidget;
 
 namespace ks::ui {
+
+// A new chart in the app's look: light theme, square corners, tight margins, no grey frame, a
+// bold title a little larger than the text.
+QChart* newChart();
 
 // An antialiased, frameless chart view filling `owner` (which takes it into a margin-free layout).
 QChartView* addChartView(QWidget* owner);

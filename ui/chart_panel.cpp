@@ -348,17 +348,9 @@ QValueAxis* linearAxis() {
 }
 
 void initChart(Parts& p, const Model& model) {
-  p.chart = new QChart;
+  p.chart = newChart();
   QChart* c = p.chart;
-  c->setTheme(QChart::ChartThemeLight);
-  c->setBackgroundRoundness(0);
-  c->setMargins(QMargins(4, 4, 8, 4));
-  if (c->layout()) c->layout()->setContentsMargins(0, 0, 0, 0);  // no grey frame around the chart
   c->setTitle(chartTitle(model));
-  QFont title_font = c->titleFont();
-  title_font.setBold(true);
-  title_font.setPointSizeF(title_font.pointSizeF() * 1.15);
-  c->setTitleFont(title_font);
 
   QLegend* legend = c->legend();
   legend->setAlignment(Qt::AlignRight);

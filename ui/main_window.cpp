@@ -795,19 +795,12 @@ void MainWindow::updateRunState() {
 
 // ------------------------------------------------------------------ running
 
-void MainWindow::startRun() {
-  if (running_ || tuning_ || measuringPeaks_ || devicePending_) return;
-  auto plan = sweep_->plan();
-  if (!plan) {
-    showError(tr("Cannot run"), sweep_->errorText());
-    return;
-  }
-  if (!session_.points.empty() && !confirmDiscard()) return;
-  if (sweep_->useTunedDefaults()) applyTunedDefaults(*plan);
+// A new session for a sweep or a tune of `plan` on the open device, and views emptied for it.
+void MainWindow::beginSession(const ks::Plan& plan) {
   dropJournal();
   session_ = ks::newSession();
   session_.device = device_;
-  session_.plan = *plan;
+  session_.plan = plan;
   // The kernel files as they are now: an edit made during the sweep does not
   // change what the session says it measured.
   ks::embedKernelFiles(session_);
@@ -821,6 +814,18 @@ void MainWindow::startRun() {
   model_->clear();
   for (auto* c : charts()) c->clear();
   refreshBaselines();
+}
+
+void MainWindow::startRun() {
+  if (running_ || tuning_ || measuringPeaks_ || devicePending_) return;
+  auto plan = sweep_->plan();
+  if (!plan) {
+    showError(tr("Cannot run"), sweep_->errorText());
+    return;
+  }
+  if (!session_.points.empty() && !confirmDiscard()) return;
+  if (sweep_->useTunedDefaults()) applyTunedDefaults(*plan);
+  beginSession(*plan);
   tune_->clearTune();  // the new session has none
   running_ = true;
   setDirty(true);
@@ -975,31 +980,19 @@ void MainWindow::startTune() {
   const ks::KernelInfo* kernel = ks::Registry::instance().find(request->kernel);
   if (!kernel) return;
   if (!session_.points.empty() && !confirmDiscard()) return;
-  dropJournal();
   // The tune becomes the session: its evaluations are the points (no journal:
-  // the result cache keeps what an interrupted tune measured).
-  session_ = ks::newSession();
-  session_.device = device_;
-  session_.plan = request->plan;
-  // The kernel file as it is now (see startRun), embedded through an item of the plan.
-  session_.plan.items = {ks::PlanItem{kernel->id, kernel->defaultParams(), request->size}};
-  ks::embedKernelFiles(session_);
+  // the result cache keeps what an interrupted tune measured). The kernel file
+  // is embedded through an item of the plan; the points come as it runs.
+  ks::Plan plan = request->plan;
+  plan.items = {ks::PlanItem{kernel->id, kernel->defaultParams(), request->size}};
+  beginSession(plan);
   session_.plan.items.clear();
-  sessionFromFile_ = false;
-  if (device_)
-    if (auto it = measuredPeaks_.find(device_->index); it != measuredPeaks_.end()) session_.peaks = it->second;
-  applyPeaks();
-  showDrift();
-  path_.clear();
-  model_->clear();
-  for (auto* c : charts()) c->clear();
-  refreshBaselines();
   setDirty(false);
   tuning_ = true;
   runClock_.start();
   eta_->setText(tr("tuning…"));
   log(tr("Tune: %1 at %2, %3 search, objective %4, seed %5")
-          .arg(QString::fromStdString(request->kernel), QString::fromStdString(ks::SizeSpec(request->size).str()),
+          .arg(QString::fromStdString(request->kernel), QString::fromStdString(request->size.str()),
                QString::fromStdString(ks::strategyName(request->strategy)),
                QString::fromStdString(ks::objectiveName(request->objective)))
           .arg(request->seed));

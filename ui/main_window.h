@@ -161,6 +161,8 @@ class MainWindow : public QMainWindow {
   void dropEvent(QDropEvent* event) override;
 
  private:
+  // A new session for a sweep or a tune of `plan` on the open device, its views emptied.
+  void beginSession(const ks::Plan& plan);
   void buildUi();
   void buildMenus();
   void onDevicesReady(const std::vector<ks::vk::DeviceInfo>& devices, int selected, const ks::cpu::HostInfo& host);

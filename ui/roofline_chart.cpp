@@ -295,16 +295,8 @@ QString titleOf(const Model& model) {
 }
 
 void build(Parts& p, const Model& model) {
-  p.chart = new QChart;
+  p.chart = newChart();
   QChart* c = p.chart;
-  c->setTheme(QChart::ChartThemeLight);
-  c->setBackgroundRoundness(0);
-  c->setMargins(QMargins(4, 4, 8, 4));
-  if (c->layout()) c->layout()->setContentsMargins(0, 0, 0, 0);
-  QFont title_font = c->titleFont();
-  title_font.setBold(true);
-  title_font.setPointSizeF(title_font.pointSizeF() * 1.15);
-  c->setTitleFont(title_font);
   c->setTitle(titleOf(model));
   QLegend* legend = c->legend();
   legend->setAlignment(Qt::AlignRight);

@@ -65,16 +65,8 @@ QValueAxis* valueAxis(const QString& title) {
 }
 
 void build(Parts& p) {
-  p.chart = new QChart;
+  p.chart = newChart();
   QChart* c = p.chart;
-  c->setTheme(QChart::ChartThemeLight);
-  c->setBackgroundRoundness(0);
-  c->setMargins(QMargins(4, 4, 8, 4));
-  if (c->layout()) c->layout()->setContentsMargins(0, 0, 0, 0);
-  QFont title_font = c->titleFont();
-  title_font.setBold(true);
-  title_font.setPointSizeF(title_font.pointSizeF() * 1.15);
-  c->setTitleFont(title_font);
   c->legend()->setAlignment(Qt::AlignBottom);
   c->legend()->setMarkerShape(QLegend::MarkerShapeFromSeries);
   p.x = valueAxis(TuneProgressChart::tr("evaluation"));

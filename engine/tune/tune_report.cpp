@@ -15,19 +15,15 @@ std::string number(double v, const char* fmt = "%.1f") {
   return buf;
 }
 
-std::string timeText(double ns) {
-  if (ns >= 1e6) return number(ns / 1e6, "%.3f ms");
-  if (ns >= 1e3) return number(ns / 1e3, "%.2f us");
-  return number(ns, "%.0f ns");
-}
-
 }  // namespace
 
 std::string formatTuneEvaluation(const TuneRecord& record, const TuneEvaluation& e, const Measurement& m) {
   const size_t n = record.evaluations.size();
   const auto best = record.bestSoFar();
-  size_t index = 0;
-  while (index < n && !(record.evaluations[index] == e)) ++index;
+  // The evaluation is the record's last while a tune runs: look from the end.
+  size_t index = n;
+  while (index > 0 && !(record.evaluations[index - 1] == e)) --index;
+  index = index > 0 ? index - 1 : n;
   char head[32];
   const int width = int(std::to_string(record.budget).size());
   std::snprintf(head, sizeof head, "[%*zu/%zu]", width, index + 1, record.budget);
@@ -71,8 +67,8 @@ std::string formatTuneSummary(const TuneRecord& t) {
         continue;
       }
       const bool last = i + 1 >= t.final.size() || !t.final[i + 1].error.empty();
-      rows.push_back({"#" + std::to_string(i + 1), t.configText(f.config), number(f.score), timeText(f.stats.median),
-                      std::to_string(f.samples_ns.size()),
+      rows.push_back({"#" + std::to_string(i + 1), t.configText(f.config), number(f.score),
+                      formatDuration(f.stats.median), std::to_string(f.samples_ns.size()),
                       last ? "-" : number(f.p_vs_next, f.p_vs_next < 0.0001 ? "%.1e" : "%.4f")});
     }
     out += "\nfinal round: the best " + std::to_string(t.final.size()) + " measured again, " +

@@ -74,8 +74,8 @@ void rankFinalists(TuneRecord& record, const std::function<double(const TuneConf
       std::to_string(f[0].round_medians_ns.size()) + " + " + std::to_string(f[1].round_medians_ns.size()) + " rounds";
   if (p < kSignificanceLevel && diff >= record.tie_margin) {
     record.decided = true;
-    record.verdict = first + " beats " + second + " by " + percentText(diff) + " (Mann-Whitney p = " + pText(p) + ", " +
-                     n + " samples)";
+    record.verdict =
+        first + " beats " + second + " by " + percentText(diff) + " (Mann-Whitney p = " + pText(p) + ", " + n + ")";
   } else if (p < kSignificanceLevel) {
     record.verdict = "tie: " + first + " and " + second + " differ by " + percentText(diff) +
                      ", significant (p = " + pText(p) + ") but under the " + percentText(record.tie_margin) + " margin";
