@@ -274,6 +274,7 @@ void SweepEditor::revalidate() {
     if (kernels_.empty()) {
       error_ = tr("Pick at least one kernel.");
     } else {
+      spec.device = device_ ? &*device_ : nullptr;
       auto built = ks::buildPlan(spec);
       if (!built)
         paramError = QString::fromStdString(built.error().message);
