@@ -267,6 +267,43 @@ TEST(GemmLavapipe, DispatchOverheadIsPositiveAndFinite) {
   EXPECT_GT(r->submit.median, 0);
   EXPECT_GT(r->dispatch.median, 0);
   EXPECT_TRUE(std::isfinite(r->dispatch.max));
+  // Every way of waiting the device offers, the default (fence) first, and the device left in it.
+  std::vector<std::string> modes;
+  for (const auto& w : r->waits) {
+    modes.push_back(w.mode);
+    EXPECT_EQ(w.dispatch.count, 50u) << w.mode;
+    EXPECT_GT(w.dispatch.median, 0) << w.mode;
+  }
+  std::vector<std::string> expected{"fence", "spin"};
+  if (device().info().timeline_semaphore) expected.push_back("timeline");
+  EXPECT_EQ(modes, expected);
+  EXPECT_DOUBLE_EQ(r->dispatch.median, r->waits.front().dispatch.median);
+  EXPECT_LE(r->fastest().dispatch.median, r->dispatch.median);
+  EXPECT_EQ(device().waitMode(), vk::Device::WaitMode::Fence);
+}
+
+TEST(GemmLavapipe, PointsVerifyWithEveryWaitMode) {
+  // The wait changes only how the host learns that a submission finished:
+  // results, timestamps and the watchdog work the same.
+  Runner runner(&device());
+  std::atomic<bool> cancel{false};
+  using Mode = vk::Device::WaitMode;
+  for (Mode mode : {Mode::Spin, Mode::Timeline}) {
+    auto set = device().setWaitMode(mode);
+    if (mode == Mode::Timeline && !device().info().timeline_semaphore) {
+      ASSERT_FALSE(set.ok());
+      EXPECT_NE(set.error().message.find("timeline"), std::string::npos);
+      continue;
+    }
+    ASSERT_TRUE(set.ok()) << set.error().message;
+    const Measurement m = runner.runPoint(
+        {"gemm.tiled_shared", Registry::instance().find("gemm.tiled_shared")->defaultParams(), {64, 64, 64}},
+        quickPlan(3, 1), cancel);
+    EXPECT_EQ(m.status, PointStatus::Ok) << waitModeName(mode) << ": " << m.error;
+    EXPECT_EQ(m.verification.status, VerifyStatus::Ok) << waitModeName(mode);
+    EXPECT_EQ(m.samples_ns.size(), 3u);
+  }
+  ASSERT_TRUE(device().setWaitMode(Mode::Fence).ok());
 }
 
 TEST(GemmLavapipe, AdaptiveRepetitionsStopForAReasonAndSaySo) {

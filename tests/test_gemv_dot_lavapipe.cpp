@@ -3,6 +3,7 @@
 // point is refused; and a poisoned output being caught.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -624,6 +625,37 @@ TEST(Bindings, RangesOverTheDeviceLimitsAreRefusedWithTheLimit) {
     EXPECT_TRUE(slice.ok()) << slice.error().message;
     if (slice.ok()) EXPECT_TRUE((*slice)->run().ok());
   }
+}
+
+TEST(Bindings, GemvSplitsALargeMatrixIntoRowBlocksThatStillVerify) {
+  // The split happens past 2 GiB (32768^2 floats on an H200); a lower limit
+  // makes the same code path run here: 1000 rows of 4 KiB in blocks of 256.
+  setenv("KS_MAX_BINDING_BYTES", "1048576", 1);
+  Runner runner(&device());
+  const ProblemSize size{1000, 1024, 1, 2};
+  for (const char* id : {"gemv.subgroup", "gemv.tiled_shared", "gemv.row_per_thread"}) {
+    SCOPED_TRACE(id);
+    const KernelInfo& k = *Registry::instance().find(id);
+    const Params p = k.defaultParams();
+    const auto buffers = k.buffers(size, p);
+    ASSERT_EQ(buffers.size(), 6u);  // four blocks of A, x, y
+    EXPECT_EQ(buffers[3].name, "matrix A, rows 768-999");
+    EXPECT_EQ(buffers[3].input_offset, 768u * 1024 * 4);
+    EXPECT_EQ(buffers[3].bytes, 232u * 1024 * 4);
+    const auto steps = dispatchSteps(k, size, p, device().info());
+    ASSERT_EQ(steps.size(), 4u);
+    EXPECT_EQ(steps[3].push[0], 232u);
+    EXPECT_EQ(steps[3].bindings[2], (vk::SubBinding{5, 768 * 4, 232 * 4}));
+    EXPECT_FALSE(steps[1].after_previous);
+    PlanItem item{id, p, size};
+    std::atomic<bool> cancel{false};
+    const Measurement m = runner.runPoint(item, quickPlan(), cancel);
+    expectVerified(k, m, k.bytes(size, p));
+    EXPECT_EQ(std::count(m.shader_hash.begin(), m.shader_hash.end(), ';'), 3) << m.shader_hash;
+    // y = A^T x sums over the rows: it cannot split, and A is still one buffer.
+    EXPECT_EQ(k.buffers(size, withValues(k, {{"TRANS", 1}})).size(), 3u);
+  }
+  unsetenv("KS_MAX_BINDING_BYTES");
 }
 
 TEST(InputRotation, WithoutRotationSmallPointsAreMarkedCacheResident) {

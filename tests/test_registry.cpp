@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "engine/bench/sweep.h"
 #include "engine/kernels/registry.h"
 
 using namespace ks;
@@ -64,6 +65,36 @@ TEST(Registry, DefaultsFitTheirOwnConstraints) {
     auto why = checkPoint(k, problemSize(k, {256}).value(), k.defaultParams(), &dev);
     EXPECT_FALSE(why.has_value()) << k.id << ": " << why.value_or("");
   }
+}
+
+TEST(Registry, DotGroupsDefaultToOneWaveOfTheDevicesMultiprocessors) {
+  const KernelInfo& k = *Registry::instance().find("dot.two_pass_shared");
+  vk::DeviceInfo h200;  // what VK_NV_shader_sm_builtins says on an H200
+  h200.multiprocessors = 132;
+  h200.threads_per_multiprocessor = 64 * 32;
+  EXPECT_EQ(k.defaultParams(&h200).get("GROUPS", 0), 1024);  // 132 x 8 workgroups of 256 = 1056
+  EXPECT_EQ(k.defaultParams(nullptr).get("GROUPS", 0), 256);
+  vk::DeviceInfo unknown;  // lavapipe and drivers that do not say
+  EXPECT_EQ(k.defaultParams(&unknown).get("GROUPS", 0), 256);
+  EXPECT_EQ(k.tunable("GROUPS")->defaultFor(&h200, {64, 1, 1}), 4096);  // 132 x 32 groups of 64 = 4224
+  // A sweep takes the device's default per workgroup shape; a GROUPS the user gives wins.
+  SweepSpec spec;
+  spec.kernels = {&k};
+  spec.sizes = {SizeSpec{1 << 20}};
+  spec.shapes = {{256, 1, 1}, {128, 1, 1}};
+  spec.device = &h200;
+  auto plan = buildPlan(spec);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  ASSERT_EQ(plan->size(), 2u);
+  EXPECT_EQ((*plan)[0].params.get("GROUPS", 0), 1024);
+  EXPECT_EQ((*plan)[1].params.get("GROUPS", 0), 2048);
+  spec.params["GROUPS"] = {256};
+  plan = buildPlan(spec);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ((*plan)[0].params.get("GROUPS", 0), 256);
+  // gemm has no device defaults.
+  const KernelInfo& gemm = *Registry::instance().find("gemm.warptile");
+  EXPECT_EQ(gemm.defaultParams(&h200), gemm.defaultParams());
 }
 
 TEST(Registry, GemmCountsAreTheTextbookOnes) {

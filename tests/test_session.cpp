@@ -159,6 +159,9 @@ void expectSameDevice(const ks::vk::DeviceInfo& a, const ks::vk::DeviceInfo& b) 
   EXPECT_EQ(a.timestamp_valid_bits, b.timestamp_valid_bits);
   EXPECT_EQ(a.timestamp_period_ns, b.timestamp_period_ns);
   EXPECT_EQ(a.shader_float64, b.shader_float64);
+  EXPECT_EQ(a.multiprocessors, b.multiprocessors);
+  EXPECT_EQ(a.threads_per_multiprocessor, b.threads_per_multiprocessor);
+  EXPECT_EQ(a.multiprocessor_source, b.multiprocessor_source);
 }
 
 void expectSameSession(const ks::Session& a, const ks::Session& b) {
@@ -295,6 +298,9 @@ TEST(Session, RoundTripWithADevice) {
   d.max_storage_buffer_range = 4294967295ull;
   d.max_allocation_size = 85899345920ull;
   d.device_local_bytes = 85899345920ull;
+  d.multiprocessors = 132;
+  d.threads_per_multiprocessor = 2048;
+  d.multiprocessor_source = "VK_NV_shader_sm_builtins";
   d.timestamps = true;
   d.timestamp_valid_bits = 64;
   d.timestamp_period_ns = 1.0 / 3.0;

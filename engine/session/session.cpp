@@ -650,9 +650,16 @@ Result<TuneRecord> tuneFromJson(const json& j, const Session& s) {
     }
   }
   if (r.failed()) return makeError(r.error);
-  const Params base = kernel->defaultParams(s.device ? &*s.device : nullptr);
   const json* evaluations = r.field(j, path, "evaluations");
   if (!evaluations || !evaluations->is_array()) return makeError(path + ".evaluations: expected an array");
+  // What the tune held fixed is what its first point ran with: defaults
+  // change and tunables are added between versions (so not defaultParams()).
+  Params base = kernel->defaultParams(s.device ? &*s.device : nullptr);
+  if (!evaluations->empty())
+    if (const json* p0 = (*evaluations)[0].is_object() ? &(*evaluations)[0] : nullptr;
+        p0 && p0->contains("point") && (*p0)["point"].is_number_unsigned() &&
+        (*p0)["point"].get<uint64_t>() < s.points.size())
+      base = s.points[(*p0)["point"].get<uint64_t>()].item.params;
   for (size_t i = 0; i < evaluations->size(); ++i) {
     const std::string ep = path + ".evaluations[" + std::to_string(i) + "]";
     const json& ej = (*evaluations)[i];
