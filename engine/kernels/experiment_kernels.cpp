@@ -106,6 +106,7 @@ void registerTransferKernels(std::vector<KernelInfo>& out) {
     k.tolerance = [](const ProblemSize&, const Params&) { return 0.0; };
     k.check_size = [](const ProblemSize& s, const Params&) { return multipleOf(s.n, 16, "bytes"); };
     const TransferPath path = r.path;
+    if (path == TransferPath::GpuReadsHost) k.shader = "peak_copy.comp";
     k.buffers = [path](const ProblemSize& s, const Params&) {
       std::vector<BufferSpec> b{{"the copied bytes", s.n, BufferRole::Input}};
       if (path != TransferPath::DownloadMapped) b.push_back({"the copy", s.n, BufferRole::Output});
@@ -151,6 +152,7 @@ void registerInterleaveKernels(std::vector<KernelInfo>& out) {
     k.buffers = [](const ProblemSize& s, const Params&) {
       return std::vector<BufferSpec>{{"the shared buffer", 4 * s.n, BufferRole::Output}};
     };
+    k.shader = "interleave_step.comp";
     k.steps = [](const ProblemSize& s, const Params&, const vk::DeviceInfo& d) {
       return std::vector<DispatchStep>{{"interleave_step.comp", "", {}, {}, linearGroups(s.n, d), {uint32_t(s.n)}}};
     };
@@ -161,7 +163,9 @@ void registerInterleaveKernels(std::vector<KernelInfo>& out) {
     const vk::Placement placement = r.placement;
     k.check_device = [placement](const Params&, const vk::DeviceInfo& d) -> std::optional<std::string> {
       if (!vk::hasExactPlacement(d, placement))
-        return "no " + vk::placementName(placement) + " memory type on this device";
+        return placement == vk::Placement::DeviceLocalHostVisible
+                   ? std::string("no device-local host-visible memory (resizable BAR)")
+                   : "no " + vk::placementName(placement) + " memory type on this device";
       return std::nullopt;
     };
     out.push_back(std::move(k));
