@@ -374,7 +374,7 @@ int cmdKernels(int argc, char** argv) {
     if (devices.empty()) row.push_back(k.backend == ks::Backend::Vulkan ? "unsupported: " + e.vulkan_error : "ok");
     for (const auto& d : devices) {
       std::string support = "ok";
-      if (auto why = ks::checkPoint(k, ks::problemSize(k, {256}).value(), k.defaultParams(), &d))
+      if (auto why = ks::checkPoint(k, ks::problemSize(k, {256}).value(), k.defaultParams(&d), &d))
         support = why->rfind("unsupported: ", 0) == 0 ? *why : "unsupported: " + *why;
       row.push_back(support);
     }
@@ -414,8 +414,9 @@ std::map<std::string, std::vector<int>> paramsOption(const Args& a) {
   return params;
 }
 
-// The plan of `run` from its options.
-ks::Plan planFromOptions(const Args& a) {
+// The plan of `run` from its options; with a device, tunables not given take
+// that device's defaults where they depend on it.
+ks::Plan planFromOptions(const Args& a, const ks::vk::DeviceInfo* device = nullptr) {
   ks::SweepSpec spec;
   auto kernels = ks::Registry::instance().match(a.get("--kernels"));
   if (!kernels) usage(kernels.error().message);
@@ -428,6 +429,7 @@ ks::Plan planFromOptions(const Args& a) {
     }
   spec.shapes = shapesOption(a);
   spec.params = paramsOption(a);
+  spec.device = device;
   ks::Plan plan = measurementFromOptions(a);
   std::vector<std::string> notes;
   auto items = ks::buildPlan(spec, &notes);
@@ -538,6 +540,7 @@ int cmdRun(int argc, char** argv) {
           "kernelscope-cli recover " + journal_path + ") or remove it first");
   // GPU kernels were asked for: without a device nothing of that can be measured.
   Engine e = needs_gpu ? openEngine(a.get("--device"), true) : Engine{};
+  if (!rerun && e.device) plan = planFromOptions(a, &e.device->info());
 
   if (a.has("--tuned")) {
     // Tuned defaults replace each kernel's own, except what --param and --wg set.
@@ -806,7 +809,7 @@ int cmdTune(int argc, char** argv) {
     }
   }
   if (rec.winner) {
-    const ks::Params best = rec.params(*rec.winner, kernel->defaultParams());
+    const ks::Params best = rec.params(*rec.winner, kernel->defaultParams(e.device ? &e.device->info() : nullptr));
     std::string run = "kernelscope-cli run --kernels " + kernel->id + " --sizes " + rec.size.str();
     if (kernel->uses_workgroup) run += " --wg " + best.wg.str();
     for (const auto& [name, value] : best.values) run += " --param " + name + "=" + std::to_string(value);
@@ -1055,14 +1058,22 @@ int cmdOverhead(int argc, char** argv) {
   auto r = ks::measureDispatchOverhead(*e.device, reps);
   if (!r) throw std::runtime_error(r.error().message);
   std::printf("device: %s\n", e.device->info().name.c_str());
-  std::printf("%s", ks::renderTable({"measurement", "reps", "median", "min", "max", "cv"},
-                                    {{"empty submit (submit to fence)", std::to_string(r->submit.count),
-                                      ks::formatDuration(r->submit.median), ks::formatDuration(r->submit.min),
-                                      ks::formatDuration(r->submit.max), percent(r->submit.cv)},
-                                     {"empty dispatch 1x1x1 (submit to fence)", std::to_string(r->dispatch.count),
-                                      ks::formatDuration(r->dispatch.median), ks::formatDuration(r->dispatch.min),
-                                      ks::formatDuration(r->dispatch.max), percent(r->dispatch.cv)}})
+  std::vector<std::vector<std::string>> rows;
+  auto row = [&](const std::string& what, const ks::Stats& s) {
+    rows.push_back({what, std::to_string(s.count), ks::formatDuration(s.median), ks::formatDuration(s.min),
+                    ks::formatDuration(s.max), percent(s.cv)});
+  };
+  // fence: blocked in vkWaitForFences; spin: polling vkGetFenceStatus; timeline: vkWaitSemaphores.
+  for (const auto& w : r->waits) {
+    row("empty submit, " + w.mode + " wait", w.submit);
+    row("empty dispatch 1x1x1, " + w.mode + " wait", w.dispatch);
+  }
+  std::printf("%s", ks::renderTable(
+                        {"measurement (submit to signalled, host clock)", "reps", "median", "min", "max", "cv"}, rows)
                         .c_str());
+  const auto& best = r->fastest();
+  std::printf("fastest round trip: %s wait, %s per pre-recorded dispatch (fence wait: %s)\n", best.mode.c_str(),
+              ks::formatDuration(best.dispatch.median).c_str(), ks::formatDuration(r->dispatch.median).c_str());
   return 0;
 }
 
@@ -1148,7 +1159,7 @@ int cmdCompile(int argc, char** argv) {
   int rc = 0;
   for (const auto* k : kernels) {
     if (k->backend != ks::Backend::Vulkan) continue;
-    ks::Params params = k->defaultParams();
+    ks::Params params = k->defaultParams(&e.device->info());
     if (a.has("--wg")) {
       auto wg = ks::WorkgroupShape::parse(a.get("--wg"));
       if (!wg) usage(wg.error().message);

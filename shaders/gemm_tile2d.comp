@@ -14,7 +14,12 @@
 //             WM x WN sub-tile, which each lane covers in WMITER x WNITER
 //             steps of TM x TN, so a subgroup's shared reads stay within a
 //             small window and its outer products reuse registers.
+//   VECA = 1: the transposed A tile is read back as vec4 (128-bit shared
+//             loads of TM rows at once) instead of TM scalar loads.
 // Without WARP the whole workgroup is one "warp" (WM = BM, WN = BN).
+#ifndef VECA
+#define VECA 0
+#endif
 #if WARP
 #define THREADS_N ((BM / WM) * (BN / WN) * 32)
 const uint LANES = 32;
@@ -45,7 +50,13 @@ const uint STAGES = 2;
 #else
 const uint STAGES = 1;
 #endif
+#if VECA
+shared vec4 As4[STAGES * BK * LDA / 4];  // [stage][k][row / 4]
+#define AS_STORE(i, v) As4[(i) >> 2][(i)&3] = (v)
+#else
 shared float As[STAGES * BK * LDA];  // [stage][k][row]
+#define AS_STORE(i, v) As[i] = (v)
+#endif
 shared vec4 Bs[STAGES * BK * LDB / 4];  // [stage][k][col/4]
 
 const uint A_VECS = BM * BK / 4 / THREADS;  // vec4 loads per invocation per tile
@@ -79,10 +90,10 @@ void main() {
   [[unroll]] for (uint v = 0; v < A_VECS; ++v) {                                   \
     const uint e = tid + v * THREADS, r = e / (BK / 4), kc = e % (BK / 4);         \
     const uint base = (s) * BK * LDA + (kc * 4) * LDA + r;                         \
-    As[base] = aReg[v].x;                                                          \
-    As[base + LDA] = aReg[v].y;                                                    \
-    As[base + 2 * LDA] = aReg[v].z;                                                \
-    As[base + 3 * LDA] = aReg[v].w;                                                \
+    AS_STORE(base, aReg[v].x);                                                     \
+    AS_STORE(base + LDA, aReg[v].y);                                               \
+    AS_STORE(base + 2 * LDA, aReg[v].z);                                           \
+    AS_STORE(base + 3 * LDA, aReg[v].w);                                           \
   }                                                                                \
   [[unroll]] for (uint v = 0; v < B_VECS; ++v) {                                   \
     const uint e = tid + v * THREADS, kr = e / (BN / 4), c4 = e % (BN / 4);        \
@@ -101,9 +112,20 @@ void main() {
     [[unroll]] for (uint k = 0; k < BK; ++k) {
       float a[WMITER * TM];
       vec4 b[WNITER * TN / 4];
-      [[unroll]] for (uint s = 0; s < WMITER; ++s)
-        [[unroll]] for (uint i = 0; i < TM; ++i)
-          a[s * TM + i] = As[stage * BK * LDA + k * LDA + warpRow * WM + s * WSUBM + tRow * TM + i];
+      [[unroll]] for (uint s = 0; s < WMITER; ++s) {
+        const uint aBase = stage * BK * LDA + k * LDA + warpRow * WM + s * WSUBM + tRow * TM;
+#if VECA
+        [[unroll]] for (uint i = 0; i < TM; i += 4) {
+          const vec4 v = As4[(aBase + i) / 4];
+          a[s * TM + i] = v.x;
+          a[s * TM + i + 1] = v.y;
+          a[s * TM + i + 2] = v.z;
+          a[s * TM + i + 3] = v.w;
+        }
+#else
+        [[unroll]] for (uint i = 0; i < TM; ++i) a[s * TM + i] = As[aBase + i];
+#endif
+      }
       [[unroll]] for (uint t = 0; t < WNITER; ++t)
         [[unroll]] for (uint j = 0; j < TN / 4; ++j)
           b[t * (TN / 4) + j] =

@@ -205,7 +205,7 @@ void EngineWorker::compile(int request, const ks::KernelInfo& kernel) {
     return fail(tr("%1 runs on the CPU: there is no shader to compile.").arg(QString::fromStdString(kernel.id)));
   // The first size its rules take: the pipelines depend on the size only
   // through the grid, so any legal one shows the same code.
-  const ks::Params params = kernel.defaultParams();
+  const ks::Params params = kernel.defaultParams(&device_->info());
   std::optional<ks::ProblemSize> size;
   std::string why;
   for (uint64_t n : {256, 512, 1024, 128, 2048, 64, 4096}) {

@@ -718,7 +718,7 @@ void MainWindow::refreshKernelTree() {
         else if (auto size = ks::problemSize(*k, {256}); !size)
           why = size.error().message;
         else
-          why = ks::checkPoint(*k, *size, k->defaultParams(), dev);
+          why = ks::checkPoint(*k, *size, k->defaultParams(dev), dev);
       }
       QString tip;
       if (k->user)  // where the kernel file lives (a session's may not be on this machine)
@@ -984,7 +984,7 @@ void MainWindow::startTune() {
   // the result cache keeps what an interrupted tune measured). The kernel file
   // is embedded through an item of the plan; the points come as it runs.
   ks::Plan plan = request->plan;
-  plan.items = {ks::PlanItem{kernel->id, kernel->defaultParams(), request->size}};
+  plan.items = {ks::PlanItem{kernel->id, kernel->defaultParams(device_ ? &*device_ : nullptr), request->size}};
   beginSession(plan);
   session_.plan.items.clear();
   setDirty(false);

@@ -282,6 +282,7 @@ void SweepEditor::revalidate() {
     if (kernels_.empty()) {
       error_ = tr("Pick at least one kernel.");
     } else {
+      spec.device = device_ ? &*device_ : nullptr;
       auto built = ks::buildPlan(spec);
       if (!built)
         paramError = QString::fromStdString(built.error().message);

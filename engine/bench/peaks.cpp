@@ -245,7 +245,9 @@ class PeakMeter {
     dispatch.value = o->dispatch.median / 1e3;
     dispatch.cv = o->dispatch.cv;
     dispatch.runs = uint32_t(o->dispatch.count);
-    dispatch.note = "1x1x1 workgroup of an empty shader, host clock";
+    dispatch.note = "1x1x1 workgroup of an empty shader, host clock, vkWaitForFences";
+    if (const auto& best = o->fastest(); best.mode != "fence")
+      dispatch.note += "; a " + best.mode + " wait: " + fmt(best.dispatch.median / 1e3) + " us";
     submit.value = o->submit.median / 1e3;
     submit.cv = o->submit.cv;
     submit.runs = uint32_t(o->submit.count);

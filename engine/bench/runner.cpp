@@ -320,7 +320,9 @@ Measurement Runner::runGpu(const KernelInfo& kernel, const PlanItem& item, const
       const size_t which = spec.input >= 0 ? size_t(spec.input) : next_input++;
       if (which >= w.inputs.size()) return fail("kernel " + kernel.id + " has more inputs than its workload");
       const auto& data = w.inputs[which];
-      st = device_->upload(buf, data.data(), data.size());
+      if (spec.input_offset >= data.size()) return fail(spec.name + " lies outside its workload input");
+      st = device_->upload(buf, data.data() + spec.input_offset,
+                           std::min<uint64_t>(spec.bytes, data.size() - spec.input_offset));
       if (st && rotated) st = device_->replicate(buf, spec.bytes, stride[i], rotation.sets);
     } else if (spec.role == BufferRole::Output) {
       output_index = int(buffers.size()) - 1;
@@ -353,7 +355,7 @@ Measurement Runner::runGpu(const KernelInfo& kernel, const PlanItem& item, const
     if (!desc) return fail(desc.error().message);
     auto pipeline = device_->pipeline(*desc);
     if (!pipeline) return fail(pipeline.error().message);
-    recorded.push_back({*pipeline, step.groups, step.push});
+    recorded.push_back({*pipeline, step.groups, step.push, step.bindings, step.after_previous});
     m.shader_hash += (m.shader_hash.empty() ? "" : ";") + dispatchHash(*desc);
     for (const auto& [name, value] : (*pipeline)->statistics)
       m.pipeline_stats += (m.pipeline_stats.empty() ? "" : "; ") + name + "=" + value;
@@ -518,16 +520,24 @@ Measurement Runner::runCpu(const KernelInfo& kernel, const PlanItem& item, const
   return m;
 }
 
+std::string waitModeName(vk::Device::WaitMode mode) {
+  switch (mode) {
+    case vk::Device::WaitMode::Spin:
+      return "spin";
+    case vk::Device::WaitMode::Timeline:
+      return "timeline";
+    default:
+      return "fence";
+  }
+}
+
+const DispatchOverhead::Wait& DispatchOverhead::fastest() const {
+  return *std::min_element(waits.begin(), waits.end(),
+                           [](const Wait& a, const Wait& b) { return a.dispatch.median < b.dispatch.median; });
+}
+
 Result<DispatchOverhead> measureDispatchOverhead(vk::Device& device, uint32_t reps) {
   DispatchOverhead out;
-  std::vector<double> ns;
-  for (uint32_t i = 0; i < reps + 10; ++i) {
-    auto t = device.emptySubmitNs();
-    if (!t) return t.error();
-    if (i >= 10) ns.push_back(*t);
-  }
-  out.submit = computeStats(ns);
-
   vk::PipelineDesc desc;
   desc.name = "util_empty.comp";
   desc.source = shaderSource(desc.name);
@@ -539,13 +549,38 @@ Result<DispatchOverhead> measureDispatchOverhead(vk::Device& device, uint32_t re
   if (!buffer) return buffer.error();
   auto dispatch = device.prepareDispatch(**pipeline, {&*buffer}, nullptr, {1, 1, 1});
   if (!dispatch) return dispatch.error();
-  ns.clear();
-  for (uint32_t i = 0; i < reps + 10; ++i) {
-    auto t = (*dispatch)->run();
-    if (!t) return t.error();
-    if (i >= 10) ns.push_back(t->wall_ns);
+  const auto before = device.waitMode();
+  using Mode = vk::Device::WaitMode;
+  for (Mode mode : {Mode::Fence, Mode::Spin, Mode::Timeline}) {
+    if (!device.setWaitMode(mode)) continue;  // no timeline semaphores
+    DispatchOverhead::Wait wait{waitModeName(mode), {}, {}};
+    std::vector<double> submit, run;
+    Status status = Ok{};
+    for (uint32_t i = 0; i < reps + 10 && status; ++i) {
+      auto t = device.emptySubmitNs();
+      if (!t)
+        status = t.error();
+      else if (i >= 10)
+        submit.push_back(*t);
+    }
+    for (uint32_t i = 0; i < reps + 10 && status; ++i) {
+      auto t = (*dispatch)->run();
+      if (!t)
+        status = t.error();
+      else if (i >= 10)
+        run.push_back(t->wall_ns);
+    }
+    if (!status) {
+      (void)device.setWaitMode(before);
+      return status.error();
+    }
+    wait.submit = computeStats(submit);
+    wait.dispatch = computeStats(run);
+    out.waits.push_back(std::move(wait));
   }
-  out.dispatch = computeStats(ns);
+  (void)device.setWaitMode(before);
+  out.submit = out.waits.front().submit;
+  out.dispatch = out.waits.front().dispatch;
   return out;
 }
 

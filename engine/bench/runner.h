@@ -146,10 +146,18 @@ class Runner {
 };
 
 struct DispatchOverhead {
-  Stats submit;    // an empty vkQueueSubmit, submit to fence, in ns
-  Stats dispatch;  // one 1x1x1 dispatch of an empty shader, submit to fence, in ns
+  struct Wait {
+    std::string mode;  // "fence", "spin", "timeline"
+    Stats submit;      // an empty vkQueueSubmit, submit to signalled, in ns
+    Stats dispatch;    // one 1x1x1 dispatch of an empty shader (pre-recorded), submit to signalled, in ns
+  };
+  std::vector<Wait> waits;  // every wait the device offers; the fence wait (the default) first
+  Stats submit;             // the fence wait's
+  Stats dispatch;
+  const Wait& fastest() const;  // by the dispatch's median
 };
-// Fixed costs, after 10 warm-up round trips each.
+std::string waitModeName(vk::Device::WaitMode mode);
+// Fixed costs, after 10 warm-up round trips each, with each way of waiting.
 Result<DispatchOverhead> measureDispatchOverhead(vk::Device& device, uint32_t reps);
 
 }  // namespace ks

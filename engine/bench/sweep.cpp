@@ -179,21 +179,22 @@ Result<std::vector<PlanItem>> buildPlan(const SweepSpec& spec, std::vector<std::
         shapes = {k->default_wg};
       else
         shapes = spec.shapes;
-      // Cartesian product of this kernel's tunables (swept or default).
-      std::vector<std::map<std::string, int>> combos(1);
-      for (const auto& t : k->tunables) {
-        auto it = spec.params.find(t.name);
-        const std::vector<int> values = it != spec.params.end() ? it->second : std::vector<int>{t.default_value};
-        std::vector<std::map<std::string, int>> next;
-        for (const auto& c : combos)
-          for (int v : values) {
-            auto n = c;
-            n[t.name] = v;
-            next.push_back(std::move(n));
-          }
-        combos = std::move(next);
-      }
-      for (const auto& shape : shapes)
+      for (const auto& shape : shapes) {
+        // Cartesian product of this kernel's tunables (swept, or the default for this device and shape).
+        std::vector<std::map<std::string, int>> combos(1);
+        for (const auto& t : k->tunables) {
+          auto it = spec.params.find(t.name);
+          const std::vector<int> values =
+              it != spec.params.end() ? it->second : std::vector<int>{t.defaultFor(spec.device, shape)};
+          std::vector<std::map<std::string, int>> next;
+          for (const auto& c : combos)
+            for (int v : values) {
+              auto n = c;
+              n[t.name] = v;
+              next.push_back(std::move(n));
+            }
+          combos = std::move(next);
+        }
         for (const auto& c : combos) {
           PlanItem item;
           item.kernel = k->id;
@@ -203,6 +204,7 @@ Result<std::vector<PlanItem>> buildPlan(const SweepSpec& spec, std::vector<std::
           items.push_back(std::move(item));
           if (items.size() > kMaxPoints) return makeError("the sweep has more than 100000 points");
         }
+      }
     }
   std::string firstWhy;
   for (const auto* k : spec.kernels)

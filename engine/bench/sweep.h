@@ -67,6 +67,8 @@ struct SweepSpec {
   std::vector<SizeSpec> sizes;
   std::vector<WorkgroupShape> shapes;  // empty: each kernel's default
   std::map<std::string, std::vector<int>> params;
+  // Tunables not swept take this device's defaults where they depend on it.
+  const vk::DeviceInfo* device = nullptr;
 };
 
 // Sizes outermost (inputs and the reference are shared by every kernel at a

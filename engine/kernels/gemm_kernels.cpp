@@ -269,7 +269,8 @@ void registerGemmKernels(std::vector<KernelInfo>& out) {
                   {"WN", {32, 64, 128}, 64, "columns of C per subgroup"},
                   {"WNITER", {1, 2, 4}, 4, "column steps per lane"},
                   {"TM", {4, 8}, 8, "rows per lane step (multiple of 4)"},
-                  {"TN", {4, 8}, 4, "columns per lane step (multiple of 4)"}};
+                  {"TN", {4, 8}, 4, "columns per lane step (multiple of 4)"},
+                  {"VECA", {0, 1}, 1, "1: read the transposed A tile from shared memory as vec4"}};
     auto threads = [](const Params& p) {
       return uint32_t((p.get("BM", 128) / p.get("WM", 64)) * (p.get("BN", 128) / p.get("WN", 64)) * 32);
     };
@@ -359,6 +360,70 @@ void registerGemmKernels(std::vector<KernelInfo>& out) {
       step.shader = "gemm_coopmat.comp";
       for (const auto& [name, v] : p.values) step.defines.emplace_back(name, std::to_string(v));
       step.defines.insert(step.defines.end(), {{"TM", "16"}, {"TN", "16"}, {"TK", "16"}});
+      step.groups = {ceilDiv(s.n, tileN(p)), ceilDiv(s.m, tileM(p)), 1};
+      step.push = {uint32_t(s.m), uint32_t(s.n), uint32_t(s.k), 0};
+      return std::vector<DispatchStep>{step};
+    };
+    out.push_back(std::move(k));
+  }
+  {
+    // The tensor-core kernel with the levers that keep the tensor cores fed.
+    auto k = out.back();  // gemm.coopmat: workload, buffers, tolerance, device checks
+    k.id = "gemm.coopmat_pipelined";
+    k.title = "Tensor cores, pipelined: register prefetch, double-buffered shared tiles, grouped block order";
+    k.shader = "gemm_coopmat_pipelined.comp";
+    k.description =
+        "gemm.coopmat with larger subgroup tiles (up to 128x128 of 16x16 accumulators), the next K tile loaded into "
+        "registers with 128-bit loads while the current one is multiplied, two shared buffers (STAGES=2, one barrier "
+        "per K step) or one (STAGES=1, for larger tiles), rows skewed by SKEW halves against bank conflicts, and "
+        "workgroups walking C in strips GROUP_M tiles tall so that tiles in flight share A and B in L2.";
+    k.origin = "gemm.coopmat + CUTLASS-style software pipelining (issue 13)";
+    k.tunables = {{"OUT16", {0, 1}, 0, "0: fp32 output; 1: fp16 output"},
+                  {"RELU", {0, 1}, 0, "1: fused ReLU epilogue"},
+                  {"WARPS_M", {1, 2, 4}, 2, "subgroups along M"},
+                  {"WARPS_N", {1, 2, 4}, 2, "subgroups along N"},
+                  {"WM", {32, 64, 128}, 64, "rows of C per subgroup"},
+                  {"WN", {32, 64, 128}, 64, "columns of C per subgroup"},
+                  {"BK", {16, 32, 64}, 32, "K-depth of a shared tile"},
+                  {"STAGES", {1, 2}, 2, "shared buffers: 2 overlap the next tile's stores with the math"},
+                  {"SKEW", {0, 8}, 8, "halves of padding per shared row (bank conflicts)"},
+                  {"GROUP_M", {1, 4, 8, 16}, 8, "tile rows per strip of the block order (L2 reuse)"}};
+    k.constraints = "M, N multiples of the tile (WARPS*W), K of BK; 16x16x16 fp16 fragments";
+    auto tileM = [](const Params& p) { return uint64_t(p.get("WARPS_M", 2) * p.get("WM", 64)); };
+    auto tileN = [](const Params& p) { return uint64_t(p.get("WARPS_N", 2) * p.get("WN", 64)); };
+    auto threads = [](const Params& p) { return uint64_t(32 * p.get("WARPS_M", 2) * p.get("WARPS_N", 2)); };
+    k.check_params = [tileM, tileN, threads](const Params& p) -> std::optional<std::string> {
+      const uint64_t bk = uint64_t(p.get("BK", 32)), t = threads(p);
+      // Every invocation loads whole 8-half vectors of both tiles.
+      if ((tileM(p) * bk / 8) % t || (bk * tileN(p) / 8) % t)
+        return "a " + std::to_string(tileM(p)) + "x" + std::to_string(bk) + " / " + std::to_string(bk) + "x" +
+               std::to_string(tileN(p)) + " tile does not split into whole 128-bit loads over " + std::to_string(t) +
+               " invocations";
+      return std::nullopt;
+    };
+    auto baseDevice = k.check_device;
+    k.check_device = [baseDevice, threads](const Params& p, const vk::DeviceInfo& d) -> std::optional<std::string> {
+      Params q = p;  // gemm.coopmat's checks read its own warp defaults
+      q.values["WARPS_M"] = p.get("WARPS_M", 2);
+      q.values["WARPS_N"] = p.get("WARPS_N", 2);
+      if (auto why = baseDevice(q, d)) return why;
+      if (threads(p) > d.max_invocations) return std::to_string(threads(p)) + " invocations, over the device limit";
+      return std::nullopt;
+    };
+    k.shared_bytes = [tileM, tileN](const Params& p) {
+      const uint64_t bk = uint64_t(p.get("BK", 32)), skew = uint64_t(p.get("SKEW", 8));
+      return uint64_t(p.get("STAGES", 2)) * 2 * (tileM(p) * (bk + skew) + bk * (tileN(p) + skew));
+    };
+    k.check_size = [tileM, tileN](const ProblemSize& s, const Params& p) -> std::optional<std::string> {
+      if (s.m % tileM(p) || s.n % tileN(p) || s.k % uint64_t(p.get("BK", 32)))
+        return "M, N, K must be multiples of " + std::to_string(tileM(p)) + ", " + std::to_string(tileN(p)) + ", " +
+               std::to_string(p.get("BK", 32));
+      return std::nullopt;
+    };
+    k.steps = [tileM, tileN](const ProblemSize& s, const Params& p, const vk::DeviceInfo&) {
+      DispatchStep step;
+      step.shader = "gemm_coopmat_pipelined.comp";
+      for (const auto& [name, v] : p.values) step.defines.emplace_back(name, std::to_string(v));
       step.groups = {ceilDiv(s.n, tileN(p)), ceilDiv(s.m, tileM(p)), 1};
       step.push = {uint32_t(s.m), uint32_t(s.n), uint32_t(s.k), 0};
       return std::vector<DispatchStep>{step};

@@ -1,5 +1,7 @@
 // The gemv family (seed 002): y = A x, or the vector-matrix form x^T A
 // (TRANS = 1), in float or double. Bandwidth-bound: judged in GB/s.
+#include <cstdlib>
+
 #include "engine/cpu/gemv_dot_cpu.h"
 #include "engine/kernels/registry.h"
 #include "engine/kernels/workload.h"
@@ -19,6 +21,33 @@ std::optional<std::string> needFloat64(const Params& p, const vk::DeviceInfo& d)
 }
 
 const Tunable kPrec{"PREC", {32, 64}, 32, "precision: 32 float, 64 double (needs shaderFloat64)"};
+
+// A binding holds at most this much of A. A larger matrix (32768^2 floats are
+// 4 GiB: over every maxStorageBufferRange, and over NVIDIA's
+// maxMemoryAllocationSize) is split into row blocks, one buffer and one
+// dispatch each. KS_MAX_BINDING_BYTES lowers it (the tests split small matrices).
+uint64_t maxBindingBytes() {
+  if (const char* env = std::getenv("KS_MAX_BINDING_BYTES"); env && *env) {
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(env, &end, 10);
+    if (end && !*end && v > 0) return v;
+  }
+  return 2ull << 30;
+}
+
+// Row blocks of A for y = A x (TRANS = 1 sums over rows: it cannot split this way).
+struct RowBlocks {
+  uint64_t rows = 0;   // per block (the last may have fewer)
+  uint64_t count = 1;  // 1: A is one buffer
+};
+RowBlocks rowBlocks(const ProblemSize& s, const Params& p) {
+  const uint64_t row_bytes = elem(p) * s.n;
+  if (p.get("TRANS", 0) || row_bytes * s.m <= maxBindingBytes()) return {s.m, 1};
+  uint64_t rows = maxBindingBytes() / row_bytes;
+  rows -= rows % 64;               // each block's slice of y starts on a 256-byte boundary
+  if (rows == 0) return {s.m, 1};  // rows longer than a binding: refused by the buffer checks
+  return {rows, (s.m + rows - 1) / rows};
+}
 const Tunable kTrans{"TRANS", {0, 1}, 0, "0: y = A x; 1: y = A^T x (seed 002's x^T A)"};
 
 }  // namespace
@@ -55,6 +84,22 @@ KernelInfo gemvKernel(std::string id, std::string title, Backend backend) {
     k.uses_workgroup = false;
     k.default_wg = {1, 1, 1};
   } else {
+    // As the workload's, with A in row blocks where it is too large for one binding.
+    k.buffers = [](const ProblemSize& s, const Params& p) {
+      const uint64_t e = elem(p);
+      const RowBlocks blocks = rowBlocks(s, p);
+      std::vector<BufferSpec> out;
+      for (uint64_t b = 0; b < blocks.count; ++b) {
+        const uint64_t first = b * blocks.rows, rows = std::min(blocks.rows, s.m - first);
+        const std::string name =
+            blocks.count == 1 ? "matrix A"
+                              : "matrix A, rows " + std::to_string(first) + "-" + std::to_string(first + rows - 1);
+        out.push_back({name, e * rows * s.n, BufferRole::Input, false, 0, e * first * s.n});
+      }
+      out.push_back({"vector x", e * inLen(s, p), BufferRole::Input, false, 1});
+      out.push_back({"vector y", e * outLen(s, p), BufferRole::Output});
+      return out;
+    };
     k.check_device = needFloat64;
     k.workgroup_dims = 1;
     k.default_wg = {64, 1, 1};
@@ -65,16 +110,34 @@ KernelInfo gemvKernel(std::string id, std::string title, Backend backend) {
   return k;
 }
 
-// A DispatchStep for the 1-D gemv shaders: push constants M, N.
-DispatchStep gemvStep(const KernelInfo& k, const ProblemSize& s, const Params& p, std::array<uint32_t, 3> groups) {
+// The DispatchSteps of the 1-D gemv shaders (push constants M, N), each
+// workgroup computing `outputs_per_group` elements of y: one step, or one per
+// row block of A, each binding its block, x and its slice of y. The blocks
+// write disjoint slices, so no barrier separates them.
+std::vector<DispatchStep> gemvSteps(const KernelInfo& k, const ProblemSize& s, const Params& p,
+                                    uint64_t outputs_per_group) {
   DispatchStep step;
   step.shader = k.shader;
   step.defines = k.fixed_defines;
   for (const auto& [name, v] : p.values) step.defines.emplace_back(name, std::to_string(v));
   step.spec_constants = {p.wg.x};
-  step.groups = groups;
+  step.groups = {ceilDiv(outLen(s, p), outputs_per_group), 1, 1};
   step.push = {uint32_t(s.m), uint32_t(s.n)};
-  return step;
+  const RowBlocks blocks = rowBlocks(s, p);
+  if (blocks.count == 1) return {step};
+  std::vector<DispatchStep> steps;
+  const uint64_t e = elem(p);
+  const auto x = uint32_t(blocks.count), y = x + 1;
+  for (uint64_t b = 0; b < blocks.count; ++b) {
+    const uint64_t first = b * blocks.rows, rows = std::min(blocks.rows, s.m - first);
+    DispatchStep part = step;
+    part.push = {uint32_t(rows), uint32_t(s.n)};
+    part.groups = {ceilDiv(rows, outputs_per_group), 1, 1};
+    part.bindings = {{uint32_t(b), 0, 0}, {x, 0, 0}, {y, e * first, e * rows}};
+    part.after_previous = false;
+    steps.push_back(std::move(part));
+  }
+  return steps;
 }
 
 }  // namespace
@@ -120,7 +183,7 @@ void registerGemvKernels(std::vector<KernelInfo>& out) {
     k.shader = "gemv_row_per_thread.comp";
     k.steps = [](const ProblemSize& s, const Params& p, const vk::DeviceInfo&) {
       static const KernelInfo* self = Registry::instance().find("gemv.row_per_thread");
-      return std::vector<DispatchStep>{gemvStep(*self, s, p, self->groups(s, p))};
+      return gemvSteps(*self, s, p, p.wg.x);
     };
     out.push_back(std::move(k));
   }
@@ -146,7 +209,7 @@ void registerGemvKernels(std::vector<KernelInfo>& out) {
     k.constraints = cacheA ? "any M, N; shared memory (TILE + WG*(TILE+1)) elements" : "any M, N";
     k.steps = [id](const ProblemSize& s, const Params& p, const vk::DeviceInfo&) {
       const KernelInfo* self = Registry::instance().find(id);
-      return std::vector<DispatchStep>{gemvStep(*self, s, p, self->groups(s, p))};
+      return gemvSteps(*self, s, p, p.wg.x);
     };
     out.push_back(std::move(k));
   }
@@ -169,7 +232,7 @@ void registerGemvKernels(std::vector<KernelInfo>& out) {
     k.steps = [](const ProblemSize& s, const Params& p, const vk::DeviceInfo& d) {
       static const KernelInfo* self = Registry::instance().find("gemv.subgroup");
       const uint32_t perGroup = std::max(1u, p.wg.x / std::max(1u, d.subgroup_size));
-      return std::vector<DispatchStep>{gemvStep(*self, s, p, {ceilDiv(outLen(s, p), perGroup), 1, 1})};
+      return gemvSteps(*self, s, p, perGroup);
     };
     out.push_back(std::move(k));
   }

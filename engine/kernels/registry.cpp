@@ -69,10 +69,17 @@ const Tunable* KernelInfo::tunable(const std::string& name) const {
   return nullptr;
 }
 
-Params KernelInfo::defaultParams() const {
+int Tunable::defaultFor(const vk::DeviceInfo* device, const WorkgroupShape& wg) const {
+  if (device && device_default)
+    if (auto v = device_default(*device, wg); v && std::find(values.begin(), values.end(), *v) != values.end())
+      return *v;
+  return default_value;
+}
+
+Params KernelInfo::defaultParams(const vk::DeviceInfo* device) const {
   Params p;
   p.wg = uses_workgroup ? default_wg : WorkgroupShape{1, 1, 1};
-  for (const auto& t : tunables) p.values[t.name] = t.default_value;
+  for (const auto& t : tunables) p.values[t.name] = t.defaultFor(device, p.wg);
   return p;
 }
 
@@ -128,7 +135,7 @@ Result<vk::PipelineDesc> pipelineDesc(const DispatchStep& step, uint32_t buffer_
   if (desc.source.empty()) return makeError("shader " + step.shader + " is not embedded in this build");
   desc.defines = step.defines;
   desc.spec_constants = step.spec_constants;
-  desc.buffer_count = buffer_count;
+  desc.buffer_count = step.bindings.empty() ? buffer_count : uint32_t(step.bindings.size());
   desc.push_constant_bytes = 32;
   return desc;
 }

@@ -22,6 +22,14 @@ struct Tunable {
   std::vector<int> values;  // legal values
   int default_value = 0;
   std::string help;
+  // Where the best default depends on the device (e.g. a grid sized to its
+  // multiprocessors): the value for this device and workgroup, or nullopt to
+  // keep default_value. `device_default_help` says how it is chosen.
+  std::function<std::optional<int>(const vk::DeviceInfo&, const WorkgroupShape&)> device_default;
+  std::string device_default_help;
+
+  // default_value, or the device's own default where there is one.
+  int defaultFor(const vk::DeviceInfo* device, const WorkgroupShape& wg) const;
 };
 
 // CPU kernels read the workload's inputs and write its output in host memory.
@@ -40,6 +48,9 @@ struct BufferSpec {
   BufferRole role = BufferRole::Input;
   bool zero_each_run = false;
   int input = -1;  // which workload input an Input buffer takes; -1: the next one
+  // Where in that input this buffer's bytes start: an input too large for one
+  // binding is split over several buffers (e.g. the row blocks of a matrix).
+  uint64_t input_offset = 0;
 };
 
 // One dispatch of a point. A point with several (two-pass reductions) is
@@ -51,6 +62,10 @@ struct DispatchStep {
   std::vector<uint32_t> spec_constants;
   std::array<uint32_t, 3> groups{1, 1, 1};
   std::vector<uint32_t> push;  // push-constant words (at most 8)
+  // The step's own bindings (buffer numbers, slices); empty: every buffer of
+  // the point, whole, in order.
+  std::vector<vk::SubBinding> bindings;
+  bool after_previous = true;  // false: touches nothing the previous step writes (no barrier)
 };
 
 struct KernelInfo {
@@ -107,7 +122,9 @@ struct KernelInfo {
   std::string source;       // the whole file, manifest included
 
   const Tunable* tunable(const std::string& name) const;
-  Params defaultParams() const;
+  // Every tunable at its default; with a device, at the device's default
+  // where the tunable has one.
+  Params defaultParams(const vk::DeviceInfo* device = nullptr) const;
 };
 
 // A snapshot of the registry's records, iterated as `const KernelInfo&`.
@@ -170,7 +187,8 @@ std::vector<DispatchStep> dispatchSteps(const KernelInfo& kernel, const ProblemS
 
 // The pipeline of one dispatch: its shader (embedded, or a kernel file's own
 // text), defines and specialization constants, `buffer_count` storage buffers
-// and 32 bytes of push constants. Fails when the shader is not in this build.
+// and 32 bytes of push constants (the step's own bindings, where it has them,
+// set the count). Fails when the shader is not in this build.
 Result<vk::PipelineDesc> pipelineDesc(const DispatchStep& step, uint32_t buffer_count);
 
 // FNV-1a 64 of a text, 16 hex digits (shader hashes, kernel-file hashes).

@@ -85,7 +85,10 @@ json deviceToJson(const vk::DeviceInfo& d) {
             {"timestamps", d.timestamps},
             {"timestamp_valid_bits", d.timestamp_valid_bits},
             {"timestamp_period_ns", d.timestamp_period_ns},
-            {"shader_float64", d.shader_float64}}}};
+            {"shader_float64", d.shader_float64},
+            {"multiprocessors", d.multiprocessors},
+            {"threads_per_multiprocessor", d.threads_per_multiprocessor},
+            {"multiprocessor_source", d.multiprocessor_source}}}};
 }
 
 json peaksToJson(const DevicePeaks& p) {
@@ -655,7 +658,7 @@ Result<TuneRecord> tuneFromJson(const json& j, const Session& s) {
     }
   }
   if (r.failed()) return makeError(r.error);
-  const Params base = kernel->defaultParams();
+  const Params base = kernel->defaultParams(s.device ? &*s.device : nullptr);
   const json* evaluations = r.field(j, path, "evaluations");
   if (!evaluations || !evaluations->is_array()) return makeError(path + ".evaluations: expected an array");
   for (size_t i = 0; i < evaluations->size(); ++i) {
@@ -820,6 +823,10 @@ Result<Session> sessionHeaderFromJson(const json& j) {
       info.timestamp_valid_bits = static_cast<uint32_t>(r.uint(*l, lp, "timestamp_valid_bits", false));
       info.timestamp_period_ns = r.num(*l, lp, "timestamp_period_ns", false);
       info.shader_float64 = r.boolean(*l, lp, "shader_float64");
+      // Sessions before issue 13 do not have these.
+      info.multiprocessors = static_cast<uint32_t>(r.uint(*l, lp, "multiprocessors", false));
+      info.threads_per_multiprocessor = static_cast<uint32_t>(r.uint(*l, lp, "threads_per_multiprocessor", false));
+      info.multiprocessor_source = r.str(*l, lp, "multiprocessor_source", false);
       for (const char* key : {"max_workgroup_size", "max_workgroup_count"}) {
         const json* a = r.field(*l, lp, key, false);
         if (!a) continue;

@@ -102,7 +102,7 @@ PrunedSpace pruneSpace(const std::vector<TuneDimension>& dims, const KernelInfo&
         key += '#';
     return key;
   };
-  const Params base = kernel.defaultParams();
+  const Params base = kernel.defaultParams(device);
   TuneConfig c(dims.size(), 0);
   for (uint64_t i = 0; i < out.total; ++i) {
     if (auto why = checkPoint(kernel, size, configParams(dims, c, base), device)) {

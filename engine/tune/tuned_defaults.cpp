@@ -148,7 +148,7 @@ Result<TunedDefault> tunedDefaultOf(const TuneRecord& record, const vk::DeviceIn
   t.driver = device.driver_version;
   t.size = record.size;
   t.size_class = sizeClass(record.size);
-  t.params = record.params(*record.winner, kernel->defaultParams());
+  t.params = record.params(*record.winner, kernel->defaultParams(&device));
   t.objective = objectiveName(record.objective);
   const auto best_evaluation = record.bestEvaluation();
   t.score = !record.final.empty() ? record.final.front().score

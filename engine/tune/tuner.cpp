@@ -145,7 +145,7 @@ Result<TuneOutcome> runTune(Runner& runner, const vk::DeviceInfo* device, const 
   Plan plan = request.plan;
   plan.items.clear();
   plan.drift_check = false;  // the final round, interleaved, answers for drift
-  const Params base = kernel->defaultParams();
+  const Params base = kernel->defaultParams(device);
   const auto start = Clock::now();
   const size_t final_points = std::min(request.final_top, rec.budget) * request.final_rounds;
   double measured_s = 0;

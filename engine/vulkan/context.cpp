@@ -299,6 +299,32 @@ DeviceInfo probe(VkInstance instance, VkPhysicalDevice pd, uint32_t index) {
           info.coopmat_shapes.push_back({p.MSize, p.NSize, p.KSize, type(p.AType), type(p.BType), type(p.CType)});
     }
   }
+  // How many multiprocessors run workgroups, where the driver says (bandwidth
+  // kernels size their grids from it).
+  if (info.hasExtension(VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME)) {
+    VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+    VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+    p2.pNext = &sm;
+    vkGetPhysicalDeviceProperties2(pd, &p2);
+    info.multiprocessors = sm.shaderSMCount;
+    info.threads_per_multiprocessor = sm.shaderWarpsPerSM * std::max(1u, info.subgroup_size);
+    info.multiprocessor_source = "VK_NV_shader_sm_builtins";
+  } else if (info.hasExtension(VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME)) {
+    VkPhysicalDeviceShaderCorePropertiesAMD core{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_AMD};
+    VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+    p2.pNext = &core;
+    vkGetPhysicalDeviceProperties2(pd, &p2);
+    info.multiprocessors = core.shaderEngineCount * core.shaderArraysPerEngineCount * core.computeUnitsPerShaderArray;
+    info.threads_per_multiprocessor = core.simdPerComputeUnit * core.wavefrontsPerSimd * core.wavefrontSize;
+    info.multiprocessor_source = "VK_AMD_shader_core_properties";
+  }
+  if (basic.apiVersion >= VK_API_VERSION_1_2) {
+    VkPhysicalDeviceVulkan12Features v12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    f2.pNext = &v12;
+    vkGetPhysicalDeviceFeatures2(pd, &f2);
+    info.timeline_semaphore = v12.timelineSemaphore;
+  }
   if (info.hasExtension(VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME)) {
     VkPhysicalDeviceShaderAtomicFloatFeaturesEXT af{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
     VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
@@ -589,6 +615,7 @@ Status Device::open() {
   VkPhysicalDeviceVulkan12Features v12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   v12.shaderFloat16 = di.float16_storage;
   v12.shaderBufferInt64Atomics = di.int64_atomics;
+  v12.timelineSemaphore = di.timeline_semaphore;
   VkPhysicalDeviceVulkan11Features v11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
   v11.storageBuffer16BitAccess = di.float16_storage;
   VkPhysicalDeviceCooperativeMatrixFeaturesNV coopmat{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
@@ -641,6 +668,15 @@ Status Device::open() {
   pool.queueFamilyIndex = self->queue_family_;
   r = vkCreateCommandPool(self->device_, &pool, nullptr, &self->command_pool_);
   if (r != VK_SUCCESS) return vkError(r, "cannot create a command pool");
+  if (di.timeline_semaphore) {
+    VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+    type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+    VkSemaphoreCreateInfo si{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+    si.pNext = &type;
+    self->timeline_value_ = 0;
+    r = vkCreateSemaphore(self->device_, &si, nullptr, &self->timeline_);
+    if (r != VK_SUCCESS) return vkError(r, "cannot create a timeline semaphore");
+  }
 
   VkPipelineCacheCreateInfo cache{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
   r = vkCreatePipelineCache(self->device_, &cache, nullptr, &self->pipeline_cache_);
@@ -665,6 +701,7 @@ Status Device::recreate() {
   queue_ = VK_NULL_HANDLE;
   command_pool_ = VK_NULL_HANDLE;
   pipeline_cache_ = VK_NULL_HANDLE;
+  timeline_ = VK_NULL_HANDLE;
   // A fresh instance too: a CPU implementation (lavapipe) runs the dispatches
   // of every logical device of one physical device on the same threads, and
   // the hung dispatch still holds them; a new instance brings new ones.
@@ -698,6 +735,7 @@ Device::~Device() {
   }
   if (pipeline_cache_) vkDestroyPipelineCache(device_, pipeline_cache_, nullptr);
   if (command_pool_) vkDestroyCommandPool(device_, command_pool_, nullptr);
+  if (timeline_) vkDestroySemaphore(device_, timeline_, nullptr);
   vkDestroyDevice(device_, nullptr);
 }
 
@@ -771,16 +809,55 @@ Result<Buffer> Device::createBuffer(uint64_t bytes, Placement placement, const s
   return buf;
 }
 
+Status Device::setWaitMode(WaitMode mode) {
+  if (mode == WaitMode::Timeline && !timeline_)
+    return makeError(info_.name + " has no timeline semaphores (Vulkan 1.2 timelineSemaphore)");
+  wait_mode_ = mode;
+  return Ok{};
+}
+
 Status Device::submitAndWait(VkCommandBuffer cmd, VkFence fence, double* wall_ns) {
   VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   submit.commandBufferCount = cmd ? 1 : 0;
   submit.pCommandBuffers = &cmd;
+  const bool timeline = wait_mode_ == WaitMode::Timeline && timeline_;
+  VkTimelineSemaphoreSubmitInfo values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+  const uint64_t signal = timeline_value_ + 1;
+  if (timeline) {
+    values.signalSemaphoreValueCount = 1;
+    values.pSignalSemaphoreValues = &signal;
+    submit.pNext = &values;
+    submit.signalSemaphoreCount = 1;
+    submit.pSignalSemaphores = &timeline_;
+  }
+  const uint64_t timeout_ns = uint64_t(dispatch_timeout_s_ * 1e9);
   const auto t0 = std::chrono::steady_clock::now();
-  VkResult r = vkQueueSubmit(queue_, 1, &submit, fence);
+  VkResult r = vkQueueSubmit(queue_, 1, &submit, timeline ? VK_NULL_HANDLE : fence);
   if (r != VK_SUCCESS) return fail(r, "vkQueueSubmit");
+  if (timeline) timeline_value_ = signal;
   // The watchdog: a dispatch that does not finish in time (an endless loop, a
   // hung device) is reported instead of waited on forever.
-  r = vkWaitForFences(device_, 1, &fence, VK_TRUE, uint64_t(dispatch_timeout_s_ * 1e9));
+  if (timeline) {
+    VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+    wait.semaphoreCount = 1;
+    wait.pSemaphores = &timeline_;
+    wait.pValues = &signal;
+    r = vkWaitSemaphores(device_, &wait, timeout_ns);
+  } else if (wait_mode_ == WaitMode::Spin) {
+    // Polling answers within a microsecond of the fence signalling; a blocking
+    // wait may first put the thread to sleep.
+    for (uint64_t spins = 0;; ++spins) {
+      r = vkGetFenceStatus(device_, fence);
+      if (r != VK_NOT_READY) break;
+      if ((spins & 1023) == 1023 &&
+          std::chrono::steady_clock::now() - t0 > std::chrono::nanoseconds(int64_t(timeout_ns))) {
+        r = VK_TIMEOUT;
+        break;
+      }
+    }
+  } else {
+    r = vkWaitForFences(device_, 1, &fence, VK_TRUE, timeout_ns);
+  }
   const auto t1 = std::chrono::steady_clock::now();
   if (r == VK_TIMEOUT) {
     abandon();  // a hung queue is as good as lost: nothing more is submitted to it
@@ -792,8 +869,9 @@ Status Device::submitAndWait(VkCommandBuffer cmd, VkFence fence, double* wall_ns
                   dispatch_timeout_s_);
     return makeError(buf, r);
   }
-  if (r != VK_SUCCESS) return fail(r, "vkWaitForFences");
+  if (r != VK_SUCCESS) return fail(r, timeline ? "vkWaitSemaphores" : "waiting for a fence");
   if (wall_ns) *wall_ns = std::chrono::duration<double, std::nano>(t1 - t0).count();
+  if (timeline) return Ok{};
   return check(vkResetFences(device_, 1, &fence), "vkResetFences");
 }
 
@@ -1100,7 +1178,10 @@ Result<std::unique_ptr<TimedDispatch>> Device::prepareDispatch(const std::vector
         return makeError("dispatch of " + std::to_string(step.groups[i]) + " workgroups in dimension " + "xyz"[i] +
                          std::string(" is outside this device's maxComputeWorkGroupCount (") +
                          std::to_string(info_.max_workgroup_count[i]) + ")");
-    if (buffers.size() != step.pipeline->buffer_count) return makeError("buffer count does not match the pipeline");
+    const size_t bound = step.bindings.empty() ? buffers.size() : step.bindings.size();
+    if (bound != step.pipeline->buffer_count) return makeError("buffer count does not match the pipeline");
+    for (const auto& b : step.bindings)
+      if (b.buffer >= buffers.size()) return makeError("a step binds a buffer the point does not have");
   }
 
   std::unique_ptr<TimedDispatch> d(new TimedDispatch());
@@ -1108,46 +1189,34 @@ Result<std::unique_ptr<TimedDispatch>> Device::prepareDispatch(const std::vector
   d->owner_ = device_;
   d->command_pool_ = command_pool_;
   const uint32_t sets = uint32_t(steps.size());
-  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, uint32_t(buffers.size()) * sets};
+  uint32_t descriptors = 0;
+  for (const auto& step : steps) descriptors += step.pipeline->buffer_count;
+  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, std::max(1u, descriptors)};
   VkDescriptorPoolCreateInfo pi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
   pi.maxSets = sets;
   pi.poolSizeCount = 1;
   pi.pPoolSizes = &size;
   VkResult r = vkCreateDescriptorPool(device_, &pi, nullptr, &d->pool_);
   if (r != VK_SUCCESS) return fail(r, "vkCreateDescriptorPool");
-  // One set per step: each pipeline has its own (identical) set layout.
-  std::vector<VkDescriptorSet> descriptor_sets(sets);
-  std::vector<VkDescriptorBufferInfo> infos(buffers.size());
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    auto info = descriptorInfo(buffers[i]);
-    if (!info) return makeError("binding " + std::to_string(i) + ": " + info.error().message);
-    infos[i] = *info;
-  }
+  // One set per step: each pipeline has its own set layout.
+  d->sets_.resize(sets);
   for (uint32_t s = 0; s < sets; ++s) {
     VkDescriptorSetAllocateInfo si{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
     si.descriptorPool = d->pool_;
     si.descriptorSetCount = 1;
     si.pSetLayouts = &steps[s].pipeline->set_layout;
-    r = vkAllocateDescriptorSets(device_, &si, &descriptor_sets[s]);
+    r = vkAllocateDescriptorSets(device_, &si, &d->sets_[s]);
     if (r != VK_SUCCESS) return fail(r, "vkAllocateDescriptorSets");
-    std::vector<VkWriteDescriptorSet> writes(buffers.size());
-    for (size_t i = 0; i < buffers.size(); ++i) {
-      writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-      writes[i].dstSet = descriptor_sets[s];
-      writes[i].dstBinding = static_cast<uint32_t>(i);
-      writes[i].descriptorCount = 1;
-      writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-      writes[i].pBufferInfo = &infos[i];
-    }
-    vkUpdateDescriptorSets(device_, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
+    d->bindings_.push_back(steps[s].bindings);
+    d->barrier_before_.push_back(steps[s].after_previous);
   }
+  if (auto st = d->writeSets(buffers); !st) return st.error();
 
   if (auto st = allocateTiming(*d); !st) return st.error();
   for (const auto& step : steps) {
     d->steps_.push_back({step.pipeline, step.groups});
     d->push_.push_back(step.push);
   }
-  d->sets_ = descriptor_sets;
   for (const Buffer* b : zero_before) d->zero_before_.push_back(b->handle());
   d->copies_before_ = copies_before;
   d->copies_after_ = copies_after;
@@ -1256,7 +1325,7 @@ Status TimedDispatch::record() {
   }
   for (size_t s = 0; s < steps_.size(); ++s) {
     const Pipeline& p = *steps_[s].first;
-    if (s > 0)  // the next pass reads what the previous one wrote
+    if (s > 0 && barrier_before_[s])  // the next pass reads what the previous one wrote
       barrier(VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
               VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
     vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
@@ -1288,28 +1357,45 @@ Status TimedDispatch::record() {
   return Ok{};
 }
 
-Status TimedDispatch::rebind(const std::vector<BufferRange>& bindings) {
-  if (device_->lost()) return makeError("the device was lost", VK_ERROR_DEVICE_LOST);
-  if (owner_ != device_->handle()) return makeError("the device was recreated since this dispatch was prepared");
+// Points each step's set at `buffers` (the point's buffers in order), or at
+// the slices of them the step binds.
+Status TimedDispatch::writeSets(const std::vector<BufferRange>& buffers) {
   std::vector<VkDescriptorBufferInfo> infos;
-  for (size_t i = 0; i < bindings.size(); ++i) {
-    auto info = device_->descriptorInfo(bindings[i]);
-    if (!info) return makeError("binding " + std::to_string(i) + ": " + info.error().message);
-    infos.push_back(*info);
-  }
   std::vector<VkWriteDescriptorSet> writes;
-  for (VkDescriptorSet set : sets_)
-    for (size_t i = 0; i < infos.size(); ++i) {
+  size_t total = 0;
+  for (const auto& b : bindings_) total += b.empty() ? buffers.size() : b.size();
+  infos.reserve(total);  // writes point into it
+  for (size_t s = 0; s < sets_.size(); ++s) {
+    std::vector<BufferRange> ranges;
+    if (bindings_[s].empty()) ranges = buffers;
+    for (const auto& sub : bindings_[s]) {
+      const BufferRange& whole = buffers[sub.buffer];
+      const uint64_t base = whole.range == VK_WHOLE_SIZE ? whole.buffer->size() - whole.offset : whole.range;
+      if (sub.offset >= base) return makeError("a step binds past the end of buffer " + std::to_string(sub.buffer));
+      ranges.push_back({whole.buffer, whole.offset + sub.offset, sub.bytes ? sub.bytes : base - sub.offset});
+    }
+    for (size_t i = 0; i < ranges.size(); ++i) {
+      auto info = device_->descriptorInfo(ranges[i]);
+      if (!info) return makeError("binding " + std::to_string(i) + ": " + info.error().message);
+      infos.push_back(*info);
       VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-      w.dstSet = set;
+      w.dstSet = sets_[s];
       w.dstBinding = static_cast<uint32_t>(i);
       w.descriptorCount = 1;
       w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-      w.pBufferInfo = &infos[i];
+      w.pBufferInfo = &infos.back();
       writes.push_back(w);
     }
-  // The previous run has finished (run() waits on its fence), so the sets are not in use.
+  }
   vkUpdateDescriptorSets(device_->handle(), static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
+  return Ok{};
+}
+
+Status TimedDispatch::rebind(const std::vector<BufferRange>& bindings) {
+  if (device_->lost()) return makeError("the device was lost", VK_ERROR_DEVICE_LOST);
+  if (owner_ != device_->handle()) return makeError("the device was recreated since this dispatch was prepared");
+  // The previous run has finished (run() waits on its fence), so the sets are not in use.
+  if (auto st = writeSets(bindings); !st) return st;
   return record();
 }
 

@@ -58,6 +58,10 @@ struct DeviceInfo {
     std::string a, b, c;  // component types: "f16", "f32", ...
   };
   std::vector<CoopMatShape> coopmat_shapes;  // VK_NV_cooperative_matrix properties (empty: none)
+  uint32_t multiprocessors = 0;              // SMs / CUs where the driver says (0: unknown)
+  uint32_t threads_per_multiprocessor = 0;   // resident invocations per multiprocessor (0: unknown)
+  std::string multiprocessor_source;         // the extension that said it
+  bool timeline_semaphore = false;
   std::vector<std::string> extensions;
 
   bool hasSubgroupArithmetic() const { return subgroup_ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT; }
@@ -166,6 +170,16 @@ struct BufferRange {
   uint64_t range = VK_WHOLE_SIZE;
 };
 
+// A step's own binding: `bytes` (0: the rest) of the point's buffer number
+// `buffer`, from `offset` within that buffer's own range. Steps that bind
+// slices let one point use several buffers, or parts of one, per dispatch.
+struct SubBinding {
+  uint32_t buffer = 0;
+  uint64_t offset = 0;
+  uint64_t bytes = 0;
+  bool operator==(const SubBinding&) const = default;
+};
+
 struct Timing {
   double gpu_ns = -1;  // < 0 where timestamps are unsupported
   double wall_ns = 0;  // host submit-to-fence
@@ -192,8 +206,11 @@ class TimedDispatch {
   TimedDispatch() = default;
   Status record();
   Device* device_ = nullptr;
+  Status writeSets(const std::vector<BufferRange>& buffers);
   std::vector<std::pair<const Pipeline*, std::array<uint32_t, 3>>> steps_;
   std::vector<std::vector<uint32_t>> push_;
+  std::vector<std::vector<SubBinding>> bindings_;  // per step; empty: every buffer whole, in order
+  std::vector<bool> barrier_before_;
   std::vector<VkDescriptorSet> sets_;
   std::vector<VkBuffer> zero_before_;
   std::vector<CopyRegion> copies_before_, copies_after_;
@@ -220,6 +237,13 @@ class Device {
   // and the device treated as lost (0: the default).
   static constexpr double kDefaultDispatchTimeoutS = 60;
   void setDispatchTimeout(double seconds);
+  // How the host waits for a submission: blocked in vkWaitForFences (the
+  // default: no core spent), polling vkGetFenceStatus, or blocked on a
+  // timeline semaphore (where the device has them). The waits differ only
+  // in the host's round trip (`overhead` compares them), not in GPU time.
+  enum class WaitMode { Fence, Spin, Timeline };
+  Status setWaitMode(WaitMode mode);
+  WaitMode waitMode() const { return wait_mode_; }
   double dispatchTimeout() const { return dispatch_timeout_s_; }
   // After a loss or a hang: a new logical device on the same physical one. The
   // old one is abandoned, not destroyed (a hung dispatch may still run on it);
@@ -254,6 +278,8 @@ class Device {
     const Pipeline* pipeline = nullptr;
     std::array<uint32_t, 3> groups{1, 1, 1};
     std::vector<uint32_t> push;
+    std::vector<SubBinding> bindings;  // empty: the point's buffers, whole, in order
+    bool after_previous = true;        // false: independent of the previous step (no barrier between)
   };
   // Each binding is checked against maxStorageBufferRange and
   // minStorageBufferOffsetAlignment, and bound with an explicit range.
@@ -291,6 +317,9 @@ class Device {
   VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
   bool lost_ = false;
   double dispatch_timeout_s_ = kDefaultDispatchTimeoutS;
+  WaitMode wait_mode_ = WaitMode::Fence;
+  VkSemaphore timeline_ = VK_NULL_HANDLE;  // WaitMode::Timeline's
+  uint64_t timeline_value_ = 0;
   uint32_t generation_ = 0;
   std::map<std::string, std::vector<uint32_t>> spirv_cache_;
   std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
