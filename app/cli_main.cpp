@@ -70,6 +70,8 @@ run options:
   --cache-mib N      bandwidth kernels (gemv, dot) rotate among enough copies of their inputs
                      that N MiB are touched between two uses of one copy (default 256)
   --no-rotate        do not rotate; points whose data fits in --cache-mib are marked (cache)
+  --with-transfers   also time each GPU point's upload of its inputs and download of its output
+                     (host clock, --reps samples after warm-up): kernel, transfer and end-to-end times
   --drift-threshold PCT
                      drift check: a short reference kernel runs at the start, between kernels
                      (at most every --drift-interval-ms, default 1000) and at the end; if its
@@ -378,7 +380,7 @@ int cmdKernels(int argc, char** argv) {
     }
     rows.push_back(std::move(row));
   }
-  if (!family_known) usage("unknown family '" + family + "' (families: gemm, gemv, dot, custom)");
+  if (!family_known) usage("unknown family '" + family + "' (families: gemm, gemv, dot, transfer, interleave, custom)");
   std::vector<std::string> header = {"id", "family", "backend", "title", "tunables", "constraints"};
   if (devices.empty()) header.push_back("support");
   for (const auto& d : devices) header.push_back("on " + std::to_string(d.index) + ": " + d.name);
@@ -449,6 +451,7 @@ ks::Plan measurementFromOptions(const Args& a) {
   plan.seed = parseCount(a.get("--seed", "1"), "--seed", 0);
   plan.cache_bytes = uint64_t(parseCount(a.get("--cache-mib", "256"), "--cache-mib", 1)) << 20;
   plan.rotate_inputs = !a.has("--no-rotate");
+  plan.with_transfers = a.has("--with-transfers");
   plan.drift_check = !a.has("--no-drift-check");
   if (!plan.drift_check)
     for (const char* opt : {"--drift-threshold", "--drift-interval-ms"})
@@ -487,7 +490,7 @@ int cmdRun(int argc, char** argv) {
                       "--kernel-dir",
                       "--rerun",
                       "--tuned-file"},
-                     {"--quiet", "--peaks", "--no-rotate", "--no-drift-check", "--tuned"});
+                     {"--quiet", "--peaks", "--no-rotate", "--no-drift-check", "--tuned", "--with-transfers"});
   if (a.has("--tuned-file") && !a.has("--tuned")) usage("--tuned-file names the file --tuned reads: give --tuned too");
   if (a.has("--tuned") && a.has("--rerun"))
     usage("--tuned cannot be combined with --rerun: it runs the session's plan as it was");
@@ -496,9 +499,10 @@ int cmdRun(int argc, char** argv) {
   ks::Plan plan;
   std::optional<ks::Session> rerun;
   if (a.has("--rerun")) {
-    for (const char* opt : {"--kernels", "--sizes", "--mnk", "--wg", "--param", "--reps", "--warmup", "--warmup-ms",
-                            "--target-ci", "--budget-ms", "--max-reps", "--seed", "--cache-mib", "--no-rotate",
-                            "--drift-threshold", "--drift-interval-ms", "--no-drift-check", "--dispatch-timeout"})
+    for (const char* opt :
+         {"--kernels", "--sizes", "--mnk", "--wg", "--param", "--reps", "--warmup", "--warmup-ms", "--target-ci",
+          "--budget-ms", "--max-reps", "--seed", "--cache-mib", "--no-rotate", "--with-transfers", "--drift-threshold",
+          "--drift-interval-ms", "--no-drift-check", "--dispatch-timeout"})
       if (a.has(opt))
         usage(std::string(opt) + " cannot be combined with --rerun: it runs the session's plan as it was");
     // Loading registers the kernel files the session embeds: the re-run compiles exactly those.
@@ -646,6 +650,7 @@ int cmdRun(int argc, char** argv) {
   std::printf("%s\n", ks::formatRunTally(plan.items.size(), ok, failed, skipped, interrupted).c_str());
   if (const auto table = ks::formatComplexityTable(session.points, fit_from); !table.empty())
     std::printf("\n%s\n", table.c_str());
+  if (const auto table = ks::formatInterleaveTable(session.points); !table.empty()) std::printf("\n%s", table.c_str());
   if (session.drift) std::printf("%s\n", ks::formatDriftLine(*session.drift).c_str());
   int rc = interrupted ? 130 : (failed ? 1 : 0);
   if (!out_path.empty()) {
@@ -951,6 +956,7 @@ int cmdShow(int argc, char** argv) {
   std::printf("%s", ks::formatSummaryTable(s->points, s->peaks ? &*s->peaks : nullptr).c_str());
   if (const auto table = ks::formatComplexityTable(s->points, fit_from); !table.empty())
     std::printf("\n%s", table.c_str());
+  if (const auto table = ks::formatInterleaveTable(s->points); !table.empty()) std::printf("\n%s", table.c_str());
   if (s->drift) std::printf("%s\n", ks::formatDriftLine(*s->drift).c_str());
   if (s->tune) std::printf("\n%s", ks::formatTuneSummary(*s->tune).c_str());
   if (a.has("--csv")) {

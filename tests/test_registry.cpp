@@ -21,6 +21,9 @@ vk::DeviceInfo lavapipeLikeLimits() {
   d.subgroup_ops = VK_SUBGROUP_FEATURE_ARITHMETIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
   d.memory_model = true;
   d.max_allocation_size = 2048u << 20;
+  // lavapipe's one memory type: device-local, host-visible, coherent and cached.
+  d.memory_types = {VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                    VK_MEMORY_PROPERTY_HOST_COHERENT_BIT | VK_MEMORY_PROPERTY_HOST_CACHED_BIT};
   return d;
 }
 }  // namespace
@@ -47,7 +50,9 @@ TEST(Registry, RecordsAreConsistent) {
           << t.name << " default is not a legal value";
     }
     if (k.backend == Backend::Vulkan) {
-      EXPECT_FALSE(shaderSource(k.shader).empty());
+      // A transfer that is a vkCmdCopyBuffer or a memcpy runs no shader.
+      const bool shaderless = k.workload == "transfer" && k.shader.empty();
+      if (!shaderless) EXPECT_FALSE(shaderSource(k.shader).empty());
       EXPECT_TRUE(k.groups || k.steps) << "no dispatch geometry";
       EXPECT_TRUE(k.buffers);
       EXPECT_FALSE(bool(k.cpu));
@@ -95,6 +100,27 @@ TEST(Registry, DotGroupsDefaultToOneWaveOfTheDevicesMultiprocessors) {
   // gemm has no device defaults.
   const KernelInfo& gemm = *Registry::instance().find("gemm.warptile");
   EXPECT_EQ(gemm.defaultParams(&h200), gemm.defaultParams());
+
+TEST(Registry, MemoryPlacementsTheDeviceLacksAreRefused) {
+  // A discrete GPU without resizable BAR: device-local, and host memory apart.
+  auto dev = lavapipeLikeLimits();
+  dev.memory_types = {
+      VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT | VK_MEMORY_PROPERTY_HOST_CACHED_BIT};
+  for (const char* id :
+       {"transfer.upload_mapped", "transfer.download_mapped", "interleave.device_local_host_visible"}) {
+    const auto* k = Registry::instance().find(id);
+    ASSERT_NE(k, nullptr) << id;
+    auto why = checkPoint(*k, problemSize(*k, {4096}).value(), k->defaultParams(), &dev);
+    ASSERT_TRUE(why.has_value()) << id;
+    EXPECT_NE(why->find("unsupported: no device-local host-visible memory"), std::string::npos) << *why;
+  }
+  for (const char* id : {"transfer.upload_staging", "transfer.gpu_reads_host", "interleave.device_local",
+                         "interleave.host_coherent", "interleave.host_cached"}) {
+    const auto* k = Registry::instance().find(id);
+    ASSERT_NE(k, nullptr) << id;
+    EXPECT_FALSE(checkPoint(*k, problemSize(*k, {4096}).value(), k->defaultParams(), &dev).has_value()) << id;
+  }
 }
 
 TEST(Registry, GemmCountsAreTheTextbookOnes) {

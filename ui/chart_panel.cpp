@@ -946,6 +946,21 @@ void ChartPanel::clear() {
   d_->rebuild();
 }
 
+ks::Measurement endToEndMeasurement(const ks::Measurement& m) {
+  ks::Measurement e = m;
+  // The kernel's samples plus the median upload and download: the band keeps the kernel's spread.
+  const double transfer = m.transferNs();
+  for (double& ns : e.samples_ns) ns += transfer;
+  e.wall_ns.clear();
+  e.stats = ks::computeStats(e.samples_ns);
+  if (e.stats.median > 0) {
+    e.gflops = m.gflops * m.stats.median / e.stats.median;
+    e.gbps = m.gbps * m.stats.median / e.stats.median;
+  }
+  e.parts.clear();
+  return e;
+}
+
 void ChartPanel::addMeasurement(const ks::Measurement& m) {
   if (m.status == ks::PointStatus::Skipped || m.status == ks::PointStatus::Cancelled) return;
   Model& model = d_->model;
@@ -966,52 +981,64 @@ void ChartPanel::addMeasurement(const ks::Measurement& m) {
     return;
   }
 
-  const QString name = seriesName(m.item);
-  size_t i = 0;
-  while (i < model.series.size() && model.series[i].name != name) ++i;
-  if (i == model.series.size()) {
-    SeriesData sd;
-    sd.name = name;
-    sd.color = kPalette[i % kPaletteSize];
-    sd.style = kStyles[(i / kPaletteSize) % 4];
-    model.series.push_back(sd);
-    const bool has_overlay = std::any_of(model.overlay.begin(), model.overlay.end(),
-                                         [&](const SeriesData& o) { return o.name == name + overlaySuffix(); });
-    if (has_overlay) {  // its baseline appears with it: build the chart again (new series are rare)
-      model.series[i].samples.push_back(Sample{x, m});
-      d_->rebuild();
-      return;
+  // One point into the series `name` (made on first use; `like` gives its colour and line style).
+  auto addTo = [&](const ks::Measurement& m, const QString& name, const SeriesData* like) {
+    size_t i = 0;
+    while (i < model.series.size() && model.series[i].name != name) ++i;
+    if (i == model.series.size()) {
+      SeriesData sd;
+      sd.name = name;
+      sd.color = like ? like->color : kPalette[i % kPaletteSize];
+      sd.style = like ? Qt::DotLine : kStyles[(i / kPaletteSize) % 4];
+      model.series.push_back(sd);
+      const bool has_overlay = std::any_of(model.overlay.begin(), model.overlay.end(),
+                                           [&](const SeriesData& o) { return o.name == name + overlaySuffix(); });
+      if (has_overlay) {  // its baseline appears with it: build the chart again (new series are rare)
+        model.series[i].samples.push_back(Sample{x, m});
+        d_->rebuild();
+        return i;
+      }
+      addLine(live, model.series[i]);
+      d_->connectSeries(i);
+      if (live.failed) {  // keep "failed / unverified" last in the legend
+        ensureFailedSeries(live, d_->failed_marker, true);
+        d_->connectFailed();
+      }
     }
-    addLine(live, model.series[i]);
-    d_->connectSeries(i);
-    if (live.failed) {  // keep "failed / unverified" last in the legend
-      ensureFailedSeries(live, d_->failed_marker, true);
-      d_->connectFailed();
-    }
-  }
-  auto& samples = model.series[i].samples;
-  // A re-measured point (same size) replaces the old one; others are kept in x order.
-  auto same = std::find_if(samples.begin(), samples.end(),
-                           [&](const Sample& s) { return sameSize(s.m.item.size, m.item.size); });
-  if (same != samples.end()) samples.erase(same);
-  samples.insert(std::upper_bound(samples.begin(), samples.end(), x, [](double v, const Sample& s) { return v < s.x; }),
-                 Sample{x, m});
+    auto& samples = model.series[i].samples;
+    // A re-measured point (same size) replaces the old one; others are kept in x order.
+    auto same = std::find_if(samples.begin(), samples.end(),
+                             [&](const Sample& s) { return sameSize(s.m.item.size, m.item.size); });
+    if (same != samples.end()) samples.erase(same);
+    samples.insert(
+        std::upper_bound(samples.begin(), samples.end(), x, [](double v, const Sample& s) { return v < s.x; }),
+        Sample{x, m});
 
-  if (model.metric == Metric::RelativeTime && name == model.baseline) {  // every ratio at this size changes
-    for (size_t j = 0; j < model.series.size(); ++j) updateLine(live, j, model);
-  } else {
-    updateLine(live, i, model);
+    if (model.metric == Metric::RelativeTime && name == model.baseline) {  // every ratio at this size changes
+      for (size_t j = 0; j < model.series.size(); ++j) updateLine(live, j, model);
+    } else {
+      updateLine(live, i, model);
+    }
+    applyRanges(live, model);
+    updateFailed(live, model);
+    applyVisibility(live, model);
+    placeLegend(live, d_->view->width());
+    return i;
+  };
+  const size_t kernel_series = addTo(m, seriesName(m.item), nullptr);
+  // With transfers measured, the end-to-end time beside the kernel-only one, dotted in the same colour.
+  if (m.hasTransfers()) {
+    const SeriesData like = model.series[kernel_series];
+    addTo(endToEndMeasurement(m), seriesName(m.item) + endToEndSuffix(), &like);
   }
-  applyRanges(live, model);
-  updateFailed(live, model);
-  applyVisibility(live, model);
-  placeLegend(live, d_->view->width());
 }
 
 void ChartPanel::resizeEvent(QResizeEvent* event) {
   QWidget::resizeEvent(event);
   placeLegend(d_->live, d_->view->width());
 }
+
+QString ChartPanel::endToEndSuffix() { return QStringLiteral(" (end to end)"); }
 
 QString ChartPanel::overlaySuffix() { return QStringLiteral(" (baseline)"); }
 

@@ -68,6 +68,9 @@ class ChartPanel : public QWidget {
   void clearOverlay();
   QStringList overlayNames() const;  // the baseline series drawn now
   static QString overlaySuffix();    // " (baseline)"
+  // Points with transfers (Plan::with_transfers) also go into "<series> (end to end)", dotted in
+  // the series' colour: the kernel's time plus the median upload and download, in every metric.
+  static QString endToEndSuffix();  // " (end to end)"
 
   // The chart of the current metric: a new QChart after setMetric/setLogY/setBaseline/clear.
   QChart* chart() const;
@@ -100,6 +103,8 @@ class ChartPanel : public QWidget {
 // gemv {M,N,1} -> sqrt(M*N), gemm {M,N,K} -> cbrt(M*N*K) (N for squares).
 double sizeAxisValue(const ks::ProblemSize& s);
 QString seriesName(const ks::PlanItem& item);  // as above
+// A point with transfers as its end-to-end point: samples + median upload + median download.
+ks::Measurement endToEndMeasurement(const ks::Measurement& m);
 // The hover text of a point: kernel, params, size, times, GFLOPS, GB/s, CV, verification (plain text lines).
 QString measurementToolTip(const ks::Measurement& m);
 

@@ -64,6 +64,12 @@ QVariant ResultsModel::data(const QModelIndex& index, int role) const {
         return f ? tr("%1% %2").arg(100 * f->fraction, 0, 'f', 0).arg(f->bound == "memory" ? tr("mem") : tr("comp"))
                  : QStringLiteral("–");
       }
+      case Transfer:
+        if (!ran || !m.hasTransfers()) return QStringLiteral("–");
+        return QString::fromStdString(ks::formatDuration(m.transferNs()));
+      case EndToEnd:
+        if (!ran || !m.hasTransfers()) return QStringLiteral("–");
+        return QString::fromStdString(ks::formatDuration(m.endToEndNs()));
       case Verified:
         return verified ? QString::fromStdString(ks::verifyStatusName(m.verification.status)) : QStringLiteral("–");
       case RelError:
@@ -84,6 +90,10 @@ QVariant ResultsModel::data(const QModelIndex& index, int role) const {
         return double(m.item.size.m) * double(m.item.size.n) * double(m.item.size.k);
       case Median:
         return ran ? m.stats.median : -1.0;
+      case Transfer:
+        return ran && m.hasTransfers() ? m.transferNs() : -1.0;
+      case EndToEnd:
+        return ran && m.hasTransfers() ? m.endToEndNs() : -1.0;
       case Ci:
         return ran && m.stats.count >= 6 ? m.stats.ciRelative() : -1.0;
       case PeakFraction: {
@@ -120,6 +130,17 @@ QVariant ResultsModel::data(const QModelIndex& index, int role) const {
           "sweep, so this is cache bandwidth, not memory bandwidth.");
     if (index.column() == Gbps && m.input_sets > 1)
       return tr("Inputs rotated among %1 copies so that each run reads them from memory.").arg(m.input_sets);
+    if ((index.column() == Transfer || index.column() == EndToEnd) && ran && m.hasTransfers())
+      return tr("upload %1 + download %2 (medians of %3 samples); %4")
+          .arg(QString::fromStdString(ks::formatDuration(m.partMedian("upload"))),
+               QString::fromStdString(ks::formatDuration(m.partMedian("download"))))
+          .arg(m.part("upload")->samples_ns.size())
+          .arg(QString::fromStdString(m.transfer_method));
+    if (index.column() == Median && ran && m.part("gpu"))
+      return tr("one round: GPU %1, CPU %2, synchronisation %3 (medians); %4")
+          .arg(QString::fromStdString(ks::formatDuration(m.partMedian("gpu"))),
+               QString::fromStdString(ks::formatDuration(m.partMedian("cpu"))),
+               QString::fromStdString(ks::formatDuration(m.partMedian("sync"))), QString::fromStdString(m.method));
     if (index.column() == Ci && ran && m.stats.count >= 6)
       return tr("Median 95% confidence interval %1 .. %2 from %3 samples; %4 outliers (Tukey fences, kept)")
           .arg(QString::fromStdString(ks::formatDuration(m.stats.ci_low)),
@@ -158,6 +179,10 @@ QVariant ResultsModel::headerData(int section, Qt::Orientation orientation, int 
       return tr("Size");
     case Median:
       return tr("Median");
+    case Transfer:
+      return tr("Transfer");
+    case EndToEnd:
+      return tr("End to end");
     case Ci:
       return tr("95% CI");
     case Min:

@@ -17,6 +17,8 @@ class ResultsModel : public QAbstractTableModel {
     Params,
     Size,
     Median,
+    Transfer,  // upload + download medians (Plan::with_transfers); "–" without them
+    EndToEnd,  // median + transfer
     Ci,
     Min,
     Max,

@@ -107,6 +107,12 @@ SweepEditor::SweepEditor(QWidget* parent) : QWidget(parent) {
   timeout_->setToolTip(
       tr("The watchdog: a dispatch running longer is stopped, its point failed, the device recreated, and the "
          "sweep goes on. Automatic: 5 s past a pessimistic estimate of the point's run."));
+  withTransfers_ = new QCheckBox(tr("Time transfers too (end to end)"));
+  withTransfers_->setObjectName("withTransfers");
+  withTransfers_->setToolTip(
+      tr("Also time, for every GPU point, the upload of its inputs from host memory and the download of its output "
+         "(host clock, as many samples as repetitions). The table then shows kernel, transfer and end-to-end "
+         "times, and the charts draw an end-to-end series beside each kernel-only one (seed 002)."));
   tuned_ = new QCheckBox(tr("Use tuned defaults"));
   tuned_->setObjectName("useTuned");
   tuned_->setToolTip(
@@ -156,6 +162,7 @@ SweepEditor::SweepEditor(QWidget* parent) : QWidget(parent) {
   ciRow->addWidget(maxReps_);
   form->addRow(tr("Until CI within"), ciRow);
   form->addRow(tr("Rotate inputs over"), cache_);
+  form->addRow(QString(), withTransfers_);
   form->addRow(tr("Drift alarm at"), drift_);
   form->addRow(tr("Dispatch timeout"), timeout_);
   form->addRow(summary_);
@@ -167,6 +174,7 @@ SweepEditor::SweepEditor(QWidget* parent) : QWidget(parent) {
   connect(drift_, &QDoubleSpinBox::valueChanged, this, &SweepEditor::revalidate);
   connect(timeout_, &QDoubleSpinBox::valueChanged, this, &SweepEditor::revalidate);
   connect(tuned_, &QCheckBox::toggled, this, &SweepEditor::changed);
+  connect(withTransfers_, &QCheckBox::toggled, this, &SweepEditor::revalidate);
   revalidate();
 }
 
@@ -325,6 +333,7 @@ void SweepEditor::revalidate() {
       plan.target_ci = targetCi_->value() / 100.0;
       plan.budget_ms = uint32_t(budget_->value());
       plan.max_reps = uint32_t(maxReps_->value());
+      plan.with_transfers = withTransfers_->isChecked();
       plan.rotate_inputs = cache_->value() > 0;
       if (plan.rotate_inputs) plan.cache_bytes = uint64_t(cache_->value()) << 20;
       plan.drift_check = drift_->value() > 0;

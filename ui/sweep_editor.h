@@ -50,6 +50,7 @@ class SweepEditor : public QWidget {
   QDoubleSpinBox* driftBox() const { return drift_; }
   QDoubleSpinBox* dispatchTimeoutBox() const { return timeout_; }
   QCheckBox* tunedBox() const { return tuned_; }
+  QCheckBox* withTransfersBox() const { return withTransfers_; }
 
  signals:
   void changed();  // any entry or its validity changed
@@ -70,6 +71,7 @@ class SweepEditor : public QWidget {
   QDoubleSpinBox* drift_;     // % change of the reference kernel that marks the sweep unstable; 0 = no check
   QDoubleSpinBox* timeout_;   // the dispatch watchdog, seconds; 0 = automatic
   QCheckBox* tuned_;
+  QCheckBox* withTransfers_;  // Plan::with_transfers: time uploads and downloads beside each GPU kernel
   QLabel* sizesError_;
   QLabel* shapesError_;
   QLabel* paramsError_;

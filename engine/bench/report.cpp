@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <sstream>
 
 #include "engine/bench/complexity.h"
@@ -103,6 +104,12 @@ std::string formatPointLine(const Measurement& m, size_t index, size_t total, co
       if (!m.stop_reason.empty() && m.stop_reason != "reps") out << " (" << m.stop_reason << ")";
       if (m.input_sets > 1) out << "  " << m.input_sets << " input sets";
       if (m.cache_resident) out << "  CACHE-RESIDENT";
+      if (m.hasTransfers())
+        out << "  + upload " << formatDuration(m.partMedian("upload")) << " + download "
+            << formatDuration(m.partMedian("download")) << " = end to end " << formatDuration(m.endToEndNs());
+      if (m.part("gpu"))
+        out << "  (gpu " << formatDuration(m.partMedian("gpu")) << ", cpu " << formatDuration(m.partMedian("cpu"))
+            << ", sync " << formatDuration(m.partMedian("sync")) << ")";
       out << (m.verification.status == VerifyStatus::Unverified ? "  UNVERIFIED (custom workload: no reference)"
                                                                 : "  verified " + verifyText(m));
       break;
@@ -164,7 +171,48 @@ std::string formatSummaryTable(const std::vector<Measurement>& points, const Dev
   std::vector<std::string> header{"kernel", "params", "size", "median",   "min",   "max",
                                   "cv",     "GFLOPS", "GB/s", "verified", "clock", "status"};
   if (peaks) header.insert(header.begin() + 9, "% peak");
+  // With transfers: the kernel's median, then what moving its data costs, and the sum.
+  if (std::any_of(points.begin(), points.end(), [](const Measurement& m) { return m.hasTransfers(); })) {
+    header.insert(header.begin() + 4, {"upload", "download", "transfer", "end to end"});
+    for (size_t i = 0; i < points.size(); ++i) {
+      const auto& m = points[i];
+      const bool has = m.status == PointStatus::Ok && m.hasTransfers();
+      rows[i].insert(
+          rows[i].begin() + 4,
+          {has ? formatDuration(m.partMedian("upload")) : "-", has ? formatDuration(m.partMedian("download")) : "-",
+           has ? formatDuration(m.transferNs()) : "-", has ? formatDuration(m.endToEndNs()) : "-"});
+    }
+  }
   return renderTable(header, rows);
+}
+
+std::string formatInterleaveTable(const std::vector<Measurement>& points) {
+  // Per size, the placements side by side, fastest first.
+  std::map<uint64_t, std::vector<const Measurement*>> by_size;
+  for (const auto& m : points)
+    if (m.status == PointStatus::Ok && m.part("gpu") && m.item.kernel.rfind("interleave.", 0) == 0)
+      by_size[m.item.size.n].push_back(&m);
+  if (by_size.empty()) return "";
+  std::vector<std::vector<std::string>> rows;
+  std::string verdict;
+  for (auto& [n, ms] : by_size) {
+    std::sort(ms.begin(), ms.end(),
+              [](const Measurement* a, const Measurement* b) { return a->stats.median < b->stats.median; });
+    for (const Measurement* m : ms) {
+      const double round = m->stats.median;
+      rows.push_back({std::to_string(n), m->item.kernel.substr(std::string("interleave.").size()),
+                      formatDuration(round), formatDuration(m->partMedian("gpu")), formatDuration(m->partMedian("cpu")),
+                      formatDuration(m->partMedian("sync")), fmt("%.2f", m->gbps),
+                      m == ms.front() ? "fastest" : fmt("x%.2f", round / ms.front()->stats.median)});
+    }
+    verdict += "interleave, N = " + std::to_string(n) + ": " + ms.front()->item.kernel.substr(11) + " wins (" +
+               formatDuration(ms.front()->stats.median) + " per round)";
+    if (ms.size() > 1)
+      verdict += ", " + ms.back()->item.kernel.substr(11) + " is slowest at " +
+                 fmt("%.2fx", ms.back()->stats.median / ms.front()->stats.median);
+    verdict += "\n";
+  }
+  return renderTable({"N", "placement", "round", "gpu", "cpu", "sync", "GB/s", "vs fastest"}, rows) + verdict;
 }
 
 std::string formatDeviceTable(const std::vector<vk::DeviceInfo>& devices, int selected) {
@@ -201,15 +249,18 @@ std::string formatComplexityTable(const std::vector<Measurement>& points, double
 std::string measurementsToCsv(const std::vector<Measurement>& points) {
   std::ostringstream out;
   out << "kernel,params,m,n,k,status,error,clock,reps,median_ns,min_ns,mean_ns,max_ns,stddev_ns,cv,gflops,gbps,"
-         "verification,rel_error,tolerance\n";
+         "verification,rel_error,tolerance,upload_ns,download_ns,end_to_end_ns\n";
   for (const auto& m : points) {
+    const bool transfers = m.status == PointStatus::Ok && m.hasTransfers();
     out << csvQuote(m.item.kernel) << ',' << csvQuote(paramsText(m)) << ',' << m.item.size.m << ',' << m.item.size.n
         << ',' << m.item.size.k << ',' << pointStatusName(m.status) << ',' << csvQuote(m.error) << ',' << m.clock << ','
         << m.stats.count << ',' << fmt("%.1f", m.stats.median) << ',' << fmt("%.1f", m.stats.min) << ','
         << fmt("%.1f", m.stats.mean) << ',' << fmt("%.1f", m.stats.max) << ',' << fmt("%.1f", m.stats.stddev) << ','
         << fmt("%.5f", m.stats.cv) << ',' << fmt("%.4f", m.gflops) << ',' << fmt("%.4f", m.gbps) << ','
         << verifyStatusName(m.verification.status) << ',' << fmt("%.3e", m.verification.rel_error) << ','
-        << fmt("%.3e", m.verification.tolerance) << '\n';
+        << fmt("%.3e", m.verification.tolerance) << ',' << (transfers ? fmt("%.1f", m.partMedian("upload")) : "") << ','
+        << (transfers ? fmt("%.1f", m.partMedian("download")) : "") << ','
+        << (transfers ? fmt("%.1f", m.endToEndNs()) : "") << '\n';
   }
   return out.str();
 }

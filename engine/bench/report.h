@@ -22,6 +22,9 @@ std::string formatPointLine(const Measurement& m, size_t index, size_t total, co
 // With peaks, a "% peak" column: the share of the roof at each point's intensity.
 std::string formatSummaryTable(const std::vector<Measurement>& points, const DevicePeaks* peaks = nullptr);
 std::string formatPeakFraction(const Measurement& m, const DevicePeaks& peaks);  // "87% mem", "-"
+// The interleave experiment per size: each placement's round and its split
+// (gpu, cpu, sync), effective GB/s, fastest first, and which one wins ("" without such points).
+std::string formatInterleaveTable(const std::vector<Measurement>& points);
 std::string formatDeviceTable(const std::vector<vk::DeviceInfo>& devices, int selected);
 std::string measurementsToCsv(const std::vector<Measurement>& points);
 // Slope of log time vs log size per series (empty when no series has 2+ sizes).

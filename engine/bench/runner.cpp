@@ -33,17 +33,23 @@ Result<PointStatus> parsePointStatus(const std::string& s) {
   return makeError("unknown point status '" + s + "'");
 }
 
-namespace {
-// Warm-up runs `plan.warmup` times and for at least `plan.warmup_ms`; a
-// warm-up of 0 turns both off.
+const TimedPart* Measurement::part(const std::string& name) const {
+  for (const auto& p : parts)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+double Measurement::partMedian(const std::string& name) const {
+  const TimedPart* p = part(name);
+  return p ? p->stats.median : 0;
+}
+
 bool warmupWanted(const Plan& plan, uint32_t done, std::chrono::steady_clock::time_point start) {
   if (plan.warmup == 0) return false;
   if (done < plan.warmup) return true;
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return ms < plan.warmup_ms;
 }
-// Whether sampling is done, and why: the fixed count, or (adaptive) the
-// confidence target, the time budget or the sample cap.
 std::optional<std::string> samplingDone(const Plan& plan, const std::vector<double>& samples,
                                         std::chrono::steady_clock::time_point start) {
   const size_t n = samples.size();
@@ -56,7 +62,6 @@ std::optional<std::string> samplingDone(const Plan& plan, const std::vector<doub
   if ((n - plan.reps) % 4 == 0 && computeStats(samples).ciRelative() <= plan.target_ci) return std::string("ci_target");
   return std::nullopt;
 }
-}  // namespace
 
 double dispatchTimeoutSeconds(const KernelInfo& kernel, const PlanItem& item, const Plan& plan,
                               const vk::DeviceInfo& device) {
@@ -229,6 +234,8 @@ Measurement Runner::runPoint(const PlanItem& item, const Plan& plan, const std::
   try {
     PlanItem sized = item;
     sized.size = m.item.size;
+    if (kernel->workload == "transfer") return runTransfer(*kernel, sized, plan, cancel);
+    if (kernel->workload == "interleave") return runInterleave(*kernel, sized, plan, cancel);
     return kernel->backend == Backend::Vulkan ? runGpu(*kernel, sized, plan, cancel)
                                               : runCpu(*kernel, sized, plan, cancel);
   } catch (const std::bad_alloc&) {
@@ -329,6 +336,18 @@ Measurement Runner::runGpu(const KernelInfo& kernel, const PlanItem& item, const
   for (size_t i = 0; i < specs.size(); ++i)
     if (specs[i].zero_each_run) zero_each_run.push_back(&buffers[i]);
   if (output_index < 0) return fail("kernel " + kernel.id + " declares no output buffer");
+  if (plan.with_transfers) {
+    // The same inputs again (into the first set of rotated ones): the kernel
+    // then reads what the timed uploads wrote, and its verification checks them.
+    std::vector<vk::Buffer*> inputs;
+    for (size_t i = 0; i < specs.size(); ++i)
+      if (specs[i].role == BufferRole::Input) inputs.push_back(&buffers[i]);
+    if (auto st = timeUploads(m, plan, w, inputs); !st) return fail(st.error().message);
+    if (cancel.load()) {
+      m.status = PointStatus::Cancelled;
+      return m;
+    }
+  }
 
   std::vector<vk::Device::RecordedStep> recorded;
   for (const auto& step : dispatchSteps(kernel, item.size, item.params, dev)) {
@@ -418,8 +437,12 @@ Measurement Runner::runGpu(const KernelInfo& kernel, const PlanItem& item, const
     if (gpu_clock) m.wall_ns.push_back(t->wall_ns);
   }
   std::vector<uint8_t> out(w.outputBytes());
-  if (auto st = device_->download(buffers[size_t(output_index)], out.data(), out.size()); !st)
+  if (plan.with_transfers) {
+    if (auto st = timeDownloads(m, plan, buffers[size_t(output_index)], out, w.output_precision); !st)
+      return fail(st.error().message);
+  } else if (auto st = device_->download(buffers[size_t(output_index)], out.data(), out.size()); !st) {
     return fail(st.error().message);
+  }
   finish(m, kernel, w, out.data());
   return m;
 }

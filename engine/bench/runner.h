@@ -2,6 +2,7 @@
 // The Runner executes a Plan on the calling thread (the engine thread) and
 // reports one Measurement per point through callbacks.
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -20,6 +21,15 @@ namespace ks {
 enum class PointStatus { Ok, Failed, Skipped, Cancelled };
 std::string pointStatusName(PointStatus s);
 Result<PointStatus> parsePointStatus(const std::string& s);
+
+// Timings measured beside a point's samples and summarised like them:
+// "upload" and "download" (Plan::with_transfers), "gpu", "cpu" and "sync"
+// (the interleave experiment's split of a round).
+struct TimedPart {
+  std::string name;
+  std::vector<double> samples_ns;
+  Stats stats;  // of samples_ns
+};
 
 struct Measurement {
   PlanItem item;
@@ -40,6 +50,15 @@ struct Measurement {
   double gflops = 0;  // from the median
   double gbps = 0;    // from the median, each input read once and output written once
   Verification verification;
+  std::vector<TimedPart> parts;
+  std::string transfer_method;  // how the uploads and downloads ran (Plan::with_transfers)
+
+  const TimedPart* part(const std::string& name) const;
+  double partMedian(const std::string& name) const;  // 0 when absent
+  bool hasTransfers() const { return part("upload") && part("download"); }
+  double transferNs() const { return partMedian("upload") + partMedian("download"); }
+  // The kernel's median plus the median upload and download: what one run costs from and to host memory.
+  double endToEndNs() const { return stats.median + transferNs(); }
 
   bool trustworthy() const { return status == PointStatus::Ok && verification.status == VerifyStatus::Ok; }
   // Ran and was timed, and its output is right or has nothing to be checked
@@ -67,6 +86,16 @@ InputRotation inputRotation(bool memory_bound, uint64_t set_bytes, const Plan& p
 double dispatchTimeoutSeconds(const KernelInfo& kernel, const PlanItem& item, const Plan& plan,
                               const vk::DeviceInfo& device);
 
+// Warm-up runs `plan.warmup` times and for at least `plan.warmup_ms`; a warm-up of 0 turns both off.
+bool warmupWanted(const Plan& plan, uint32_t done, std::chrono::steady_clock::time_point start);
+// Whether sampling is done, and why: the fixed count, or (adaptive) the
+// confidence target, the time budget or the sample cap.
+std::optional<std::string> samplingDone(const Plan& plan, const std::vector<double>& samples,
+                                        std::chrono::steady_clock::time_point start);
+
+// Faults a test injects to show that verification catches them.
+enum class InjectedFault { None, CorruptCopy, CorruptInterleave };
+
 struct RunCallbacks {
   std::function<void(const Measurement&)> point;
   std::function<void(size_t done, size_t total)> progress;
@@ -92,16 +121,28 @@ class Runner {
   // recreates it so that later points run, and says so in m.error. False when
   // the device could not be recreated (m.error says why).
   bool recoverDevice(Measurement& m);
+  // Tests only: damages the data of transfer and interleave points after they ran.
+  void injectFault(InjectedFault fault) { fault_ = fault; }
 
  private:
   Workload& workload(const KernelInfo& kernel, const PlanItem& item, const Plan& plan);
   Measurement runGpu(const KernelInfo& kernel, const PlanItem& item, const Plan& plan, const std::atomic<bool>& cancel);
   Measurement runCpu(const KernelInfo& kernel, const PlanItem& item, const Plan& plan, const std::atomic<bool>& cancel);
+  Measurement runTransfer(const KernelInfo& kernel, const PlanItem& item, const Plan& plan,
+                          const std::atomic<bool>& cancel);
+  Measurement runInterleave(const KernelInfo& kernel, const PlanItem& item, const Plan& plan,
+                            const std::atomic<bool>& cancel);
   void finish(Measurement& m, const KernelInfo& kernel, Workload& w, const void* output);
+  // Plan::with_transfers: times uploads of the inputs into `buffers` (slot 0 of rotated ones).
+  Status timeUploads(Measurement& m, const Plan& plan, Workload& w, const std::vector<vk::Buffer*>& inputs);
+  // ... and downloads of the output into `out`, the last of which is what gets verified.
+  Status timeDownloads(Measurement& m, const Plan& plan, const vk::Buffer& output, std::vector<uint8_t>& out,
+                       int output_precision);
 
   vk::Device* device_;
   std::unique_ptr<Workload> workload_;  // the inputs of the last point (shared by kernels of a size)
   DriftReport drift_;
+  InjectedFault fault_ = InjectedFault::None;
 };
 
 struct DispatchOverhead {

@@ -46,6 +46,10 @@ struct Plan {
   // failed, the device recreated and the sweep goes on. 0: automatic, 5 s past
   // a pessimistic estimate of the point's run from its FLOP and byte counts.
   uint32_t dispatch_timeout_ms = 0;
+  // Also time, for every GPU point, the upload of its inputs from host memory
+  // and the download of its output (plan.reps samples each, after warm-up),
+  // so that the kernel time can be shown next to the end-to-end time.
+  bool with_transfers = false;
 };
 
 // "128,256,512", "64:4096:x2" (geometric), "256:2048:+256" (linear), mixed.

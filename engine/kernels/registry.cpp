@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "engine/kernels/experiments.h"
 #include "engine/kernels/shader_sources.h"
 
 namespace ks {
@@ -86,6 +87,8 @@ Registry::Registry() {
   registerGemmKernels(builtin_);
   registerGemvKernels(builtin_);
   registerDotKernels(builtin_);
+  registerTransferKernels(builtin_);
+  registerInterleaveKernels(builtin_);
 }
 
 KernelList Registry::all() const {

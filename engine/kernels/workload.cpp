@@ -210,6 +210,13 @@ std::unique_ptr<Workload> makeWorkload(const KernelInfo& kernel, const ProblemSi
     }
     return w;
   }
+  if (w->family == "transfer" || w->family == "interleave") {
+    // Raw bytes (the interleave reads them as 32-bit integers); a transfer is N bytes, an interleave N elements.
+    const uint64_t bytes = w->family == "transfer" ? s.n : 4 * s.n;
+    w->inputs = {randomBytes<float>(bytes / 4, base ^ 0x7)};
+    w->output_count = bytes / 4;
+    return w;
+  }
   auto amax = [&](size_t i) {
     if (w->precision == 16) {
       double m = 0;
@@ -274,7 +281,24 @@ const std::vector<double>& referenceOf(Workload& w) {
   return w.reference;
 }
 
+Verification verifyBytes(const void* expected, const void* got, uint64_t bytes, const std::string& what) {
+  const auto* a = static_cast<const uint8_t*>(expected);
+  const auto* b = static_cast<const uint8_t*>(got);
+  uint64_t wrong = 0, first = bytes;
+  for (uint64_t i = 0; i < bytes; ++i)
+    if (a[i] != b[i]) {
+      if (!wrong) first = i;
+      ++wrong;
+    }
+  const double fraction = bytes ? double(wrong) / double(bytes) : 0;
+  std::string note = what + ": " + std::to_string(bytes) + " bytes compared, " + std::to_string(wrong) + " differ";
+  if (wrong) note += " (the first at byte " + std::to_string(first) + ")";
+  return judge(fraction, fraction, 0, note);
+}
+
 Verification verifyOutput(const KernelInfo& kernel, Workload& w, const void* output, const Params& params) {
+  if (w.family == "transfer")
+    return verifyBytes(w.inputs[0].data(), output, w.inputs[0].size(), "the copy vs the seeded source");
   if (w.family == "custom") {
     // Nothing to compare with; still say how much of the output was never written.
     size_t poisoned = 0;

@@ -42,6 +42,10 @@ const std::vector<double>& referenceOf(Workload& w);
 // Judges a kernel's output (float or double, output_count elements).
 Verification verifyOutput(const KernelInfo& kernel, Workload& w, const void* output, const Params& params);
 
+// Byte-for-byte comparison (copies, the interleave's final buffer): the
+// errors are the fraction of bytes that differ, the tolerance 0.
+Verification verifyBytes(const void* expected, const void* got, uint64_t bytes, const std::string& what);
+
 // Relative tolerance for a reduction of length `inner` in this precision.
 double reductionTolerance(uint64_t inner, int precision);
 

@@ -463,6 +463,7 @@ json sessionHeaderToJson(const Session& s) {
   j["plan"]["rotate_inputs"] = s.plan.rotate_inputs;
   j["plan"]["cache_bytes"] = s.plan.cache_bytes;
   j["plan"]["dispatch_timeout_ms"] = s.plan.dispatch_timeout_ms;
+  if (s.plan.with_transfers) j["plan"]["with_transfers"] = true;
   j["notes"] = s.notes;
   if (const auto kernel_files = kernelFilesOf(s); !kernel_files.empty()) {
     json files = json::array();
@@ -506,6 +507,13 @@ json pointToJson(const Measurement& m) {
   if (!m.method.empty()) p["method"] = m.method;
   if (!m.shader_hash.empty()) p["shader_hash"] = m.shader_hash;
   if (!m.pipeline_stats.empty()) p["pipeline_stats"] = m.pipeline_stats;
+  if (!m.parts.empty()) {
+    json parts = json::object();
+    for (const auto& part : m.parts)
+      parts[part.name] = {{"samples_ns", part.samples_ns}, {"median_ns", part.stats.median}};
+    p["parts"] = parts;
+  }
+  if (!m.transfer_method.empty()) p["transfer_method"] = m.transfer_method;
   p["verification"] = {{"status", verifyStatusName(m.verification.status)},
                        {"rel_error", numberOrNull(m.verification.rel_error)},
                        {"max_error", numberOrNull(m.verification.max_error)},
@@ -876,6 +884,8 @@ Result<Session> sessionHeaderFromJson(const json& j) {
   // Sessions from before input rotation did not rotate.
   s.plan.rotate_inputs = r.boolean(*plan, "plan", "rotate_inputs");
   if (plan->contains("cache_bytes")) s.plan.cache_bytes = r.uint(*plan, "plan", "cache_bytes", false);
+  // Sessions from before transfers were measured have no with_transfers: off.
+  if (plan->contains("with_transfers")) s.plan.with_transfers = r.boolean(*plan, "plan", "with_transfers");
   // Files from before drift detection were not checked.
   s.plan.drift_check = r.boolean(*plan, "plan", "drift_check");
   if (plan->contains("drift_threshold")) {
@@ -947,6 +957,36 @@ Result<Measurement> pointFromJson(const json& pj, const Plan& plan, const std::s
     }
   }
   if (r.failed()) return makeError(r.error);
+  m.transfer_method = r.str(pj, path, "transfer_method", false);
+  if (const json* parts = r.field(pj, path, "parts", false)) {
+    if (!parts->is_object()) return makeError(path + ".parts: expected an object of named timings");
+    for (const auto& [name, pv] : parts->items()) {
+      const std::string pp = path + ".parts." + name;
+      if (name != "upload" && name != "download" && name != "gpu" && name != "cpu" && name != "sync")
+        return makeError(pp + ": unknown timing (expected upload, download, gpu, cpu or sync)");
+      const json* arr = pv.is_object() ? r.field(pv, pp, "samples_ns") : nullptr;
+      if (!arr || !arr->is_array() || arr->empty())
+        return makeError(pp + ".samples_ns: expected a non-empty array of numbers");
+      TimedPart part{name, {}, {}};
+      for (size_t k = 0; k < arr->size(); ++k) {
+        const json& x = (*arr)[k];
+        if (!x.is_number() || !std::isfinite(x.get<double>()) || x.get<double>() < 0)
+          return makeError(pp + ".samples_ns[" + std::to_string(k) + "]: expected a non-negative number");
+        part.samples_ns.push_back(x.get<double>());
+      }
+      part.stats = computeStats(part.samples_ns);
+      if (pv.contains("median_ns")) {
+        const double median = r.num(pv, pp, "median_ns");
+        if (r.failed()) return makeError(r.error);
+        if (!near(median, part.stats.median))
+          return makeError(pp + ".median_ns: " + std::to_string(median) + " does not match the median of samples_ns (" +
+                           std::to_string(part.stats.median) + ")");
+      }
+      m.parts.push_back(std::move(part));
+    }
+    if (m.status == PointStatus::Ok && bool(m.part("upload")) != bool(m.part("download")))
+      return makeError(path + ".parts: an upload needs its download and the other way round");
+  }
   if (m.status == PointStatus::Ok && m.samples_ns.empty())
     return makeError(path + ".samples_ns: an ok point must have samples");
   if (m.status == PointStatus::Ok && m.clock.empty())

@@ -61,6 +61,52 @@ Error vkError(VkResult r, const std::string& what) {
   return makeError(what + ": " + reason + " (" + resultName(r) + ")", static_cast<int32_t>(r));
 }
 
+std::string placementName(Placement p) {
+  switch (p) {
+    case Placement::DeviceLocal:
+      return "device_local";
+    case Placement::HostVisible:
+      return "host_coherent";
+    case Placement::HostCached:
+      return "host_cached";
+    default:
+      return "device_local_host_visible";
+  }
+}
+
+namespace {
+VkMemoryPropertyFlags wantedFlags(Placement placement) {
+  switch (placement) {
+    case Placement::DeviceLocal:
+      return VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+    case Placement::HostVisible:
+      return VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    case Placement::HostCached:
+      return VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+    default:
+      return VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
+  }
+}
+}  // namespace
+
+bool hasExactPlacement(const DeviceInfo& device, Placement p) {
+  const uint32_t want = wantedFlags(p);
+  for (uint32_t flags : device.memory_types)
+    if ((flags & want) == want) return true;
+  return false;
+}
+
+std::string memoryFlagsText(uint32_t flags) {
+  std::string s;
+  const std::pair<uint32_t, const char*> names[] = {{VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, "DEVICE_LOCAL"},
+                                                    {VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, "HOST_VISIBLE"},
+                                                    {VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, "HOST_COHERENT"},
+                                                    {VK_MEMORY_PROPERTY_HOST_CACHED_BIT, "HOST_CACHED"}};
+  for (const auto& [bit, name] : names)
+    if (flags & bit) s += (s.empty() ? "" : "|") + std::string(name);
+  return s.empty() ? "none" : s;
+}
+
 std::string vendorName(uint32_t id) {
   switch (id) {
     case 0x10DE:
@@ -187,6 +233,7 @@ DeviceInfo probe(VkInstance instance, VkPhysicalDevice pd, uint32_t index) {
   for (uint32_t i = 0; i < mem.memoryHeapCount; ++i)
     if (mem.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
       info.device_local_bytes = std::max<uint64_t>(info.device_local_bytes, mem.memoryHeaps[i].size);
+  for (uint32_t i = 0; i < mem.memoryTypeCount; ++i) info.memory_types.push_back(mem.memoryTypes[i].propertyFlags);
 
   uint32_t ts_bits = 0;
   computeQueueFamily(pd, &ts_bits);
@@ -726,21 +773,7 @@ Result<Buffer> Device::createBuffer(uint64_t bytes, Placement placement, const s
   VkMemoryRequirements req{};
   vkGetBufferMemoryRequirements(device_, buf.buffer_, &req);
 
-  VkMemoryPropertyFlags want = 0;
-  switch (placement) {
-    case Placement::DeviceLocal:
-      want = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
-      break;
-    case Placement::HostVisible:
-      want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-      break;
-    case Placement::HostCached:
-      want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
-      break;
-    case Placement::DeviceLocalHostVisible:
-      want = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
-      break;
-  }
+  const VkMemoryPropertyFlags want = wantedFlags(placement);
   uint32_t type = UINT32_MAX;
   for (int pass = 0; pass < 2 && type == UINT32_MAX; ++pass)
     for (uint32_t i = 0; i < memory_.memoryTypeCount; ++i) {
@@ -772,6 +805,7 @@ Result<Buffer> Device::createBuffer(uint64_t bytes, Placement placement, const s
     if (r != VK_SUCCESS) return fail(r, "cannot map " + what);
     buf.coherent_ = flags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
   }
+  buf.flags_ = flags;
   return buf;
 }
 
@@ -923,6 +957,28 @@ Status Device::download(const Buffer& src, void* data, uint64_t bytes) {
   });
   if (!s) return s;
   return download(*staging, data, bytes);
+}
+
+Status Device::fillRange(Buffer& dst, uint64_t offset, uint64_t bytes, uint32_t pattern) {
+  if (offset % 4 || bytes % 4 || offset + bytes > dst.size()) return makeError("fillRange: outside the buffer");
+  VkBuffer b = dst.handle();
+  return oneShot([&](VkCommandBuffer cmd) { vkCmdFillBuffer(cmd, b, offset, bytes, pattern); });
+}
+
+Status Device::flushMapped(const Buffer& buffer) {
+  if (!buffer.mapped() || buffer.hostCoherent()) return Ok{};
+  VkMappedMemoryRange range{VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE};
+  range.memory = buffer.memory_;
+  range.size = VK_WHOLE_SIZE;
+  return check(vkFlushMappedMemoryRanges(device_, 1, &range), "vkFlushMappedMemoryRanges");
+}
+
+Status Device::invalidateMapped(const Buffer& buffer) {
+  if (!buffer.mapped() || buffer.hostCoherent()) return Ok{};
+  VkMappedMemoryRange range{VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE};
+  range.memory = buffer.memory_;
+  range.size = VK_WHOLE_SIZE;
+  return check(vkInvalidateMappedMemoryRanges(device_, 1, &range), "vkInvalidateMappedMemoryRanges");
 }
 
 Status Device::fill(Buffer& dst, uint32_t pattern) {
@@ -1107,9 +1163,15 @@ Result<VkDescriptorBufferInfo> Device::descriptorInfo(const BufferRange& binding
 
 Result<std::unique_ptr<TimedDispatch>> Device::prepareDispatch(const std::vector<RecordedStep>& steps,
                                                                const std::vector<BufferRange>& buffers,
-                                                               const std::vector<const Buffer*>& zero_before) {
+                                                               const std::vector<const Buffer*>& zero_before,
+                                                               const std::vector<CopyRegion>& copies_before,
+                                                               const std::vector<CopyRegion>& copies_after) {
   if (lost_) return makeError("the device was lost", VK_ERROR_DEVICE_LOST);
   if (steps.empty()) return makeError("nothing to dispatch");
+  for (const auto* copies : {&copies_before, &copies_after})
+    for (const auto& c : *copies)
+      if (!c.src || !c.dst || c.bytes > c.src->size() || c.bytes > c.dst->size())
+        return makeError("a copy around the dispatch is larger than its buffers");
   for (const auto& step : steps) {
     for (int i = 0; i < 3; ++i)
       if (step.groups[i] == 0 || step.groups[i] > info_.max_workgroup_count[i])
@@ -1156,6 +1218,8 @@ Result<std::unique_ptr<TimedDispatch>> Device::prepareDispatch(const std::vector
     d->push_.push_back(step.push);
   }
   for (const Buffer* b : zero_before) d->zero_before_.push_back(b->handle());
+  d->copies_before_ = copies_before;
+  d->copies_after_ = copies_after;
   if (auto st = d->record(); !st) return st.error();
   return d;
 }
@@ -1242,6 +1306,19 @@ Status TimedDispatch::record() {
     barrier(VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
             VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
   }
+  // Copies into the dispatch's buffers (a staging round trip), outside the timing.
+  if (!copies_before_.empty()) {
+    barrier(VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                VK_ACCESS_TRANSFER_WRITE_BIT,
+            VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+            VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT);
+    for (const auto& c : copies_before_) {
+      VkBufferCopy region{0, 0, c.bytes};
+      vkCmdCopyBuffer(cmd_, c.src->handle(), c.dst->handle(), 1, &region);
+    }
+    barrier(VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+            VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
+  }
   if (queries_) {
     vkCmdResetQueryPool(cmd_, queries_, 0, 2);
     vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queries_, 0);
@@ -1267,6 +1344,14 @@ Status TimedDispatch::record() {
       VK_ACCESS_HOST_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT,
       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
       VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
+  if (!copies_after_.empty()) {
+    for (const auto& c : copies_after_) {
+      VkBufferCopy region{0, 0, c.bytes};
+      vkCmdCopyBuffer(cmd_, c.src->handle(), c.dst->handle(), 1, &region);
+    }
+    barrier(VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT,
+            VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT);
+  }
   VkResult r = vkEndCommandBuffer(cmd_);
   if (r != VK_SUCCESS) return device_->fail(r, "vkEndCommandBuffer");
   return Ok{};

@@ -40,7 +40,8 @@ struct DeviceInfo {
   uint64_t min_storage_offset_alignment = 256;  // of a storage buffer binding's offset
   uint64_t max_allocation_size = 0;
   uint64_t device_local_bytes = 0;
-  bool timestamps = false;  // the compute queue can write timestamps
+  std::vector<uint32_t> memory_types;  // VkMemoryPropertyFlags of each memory type, in the driver's order
+  bool timestamps = false;             // the compute queue can write timestamps
   uint32_t timestamp_valid_bits = 0;
   double timestamp_period_ns = 0;
   bool shader_float64 = false;
@@ -107,6 +108,11 @@ class Instance {
 Result<uint32_t> selectDevice(const std::vector<DeviceInfo>& devices, const std::string& spec);
 
 enum class Placement { DeviceLocal, HostVisible, HostCached, DeviceLocalHostVisible };
+std::string placementName(Placement p);  // "device_local", "host_coherent", "host_cached", "device_local_host_visible"
+// Whether the device has a memory type with every property the placement asks
+// for (createBuffer falls back to another type where it has none).
+bool hasExactPlacement(const DeviceInfo& device, Placement p);
+std::string memoryFlagsText(uint32_t flags);  // "DEVICE_LOCAL|HOST_VISIBLE|HOST_COHERENT"
 
 class Device;
 
@@ -123,6 +129,7 @@ class Buffer {
   uint64_t size() const { return size_; }
   void* mapped() const { return mapped_; }
   bool hostCoherent() const { return coherent_; }
+  uint32_t memoryFlags() const { return flags_; }  // of the memory type it was given
 
  private:
   friend class Device;
@@ -133,6 +140,7 @@ class Buffer {
   uint64_t size_ = 0;
   void* mapped_ = nullptr;
   bool coherent_ = true;
+  uint32_t flags_ = 0;
 };
 
 struct PipelineDesc {
@@ -178,6 +186,13 @@ struct Timing {
 };
 
 // A recorded dispatch that can be submitted many times and timed each time.
+// A buffer-to-buffer copy recorded around a timed dispatch (not timed itself).
+struct CopyRegion {
+  const Buffer* src = nullptr;
+  const Buffer* dst = nullptr;
+  uint64_t bytes = 0;
+};
+
 class TimedDispatch {
  public:
   ~TimedDispatch();
@@ -198,6 +213,7 @@ class TimedDispatch {
   std::vector<bool> barrier_before_;
   std::vector<VkDescriptorSet> sets_;
   std::vector<VkBuffer> zero_before_;
+  std::vector<CopyRegion> copies_before_, copies_after_;
   VkDevice owner_ = VK_NULL_HANDLE;  // the logical device it was made on (recreate() makes another)
   VkCommandPool command_pool_ = VK_NULL_HANDLE;
   VkCommandBuffer cmd_ = VK_NULL_HANDLE;
@@ -241,6 +257,12 @@ class Device {
   Status upload(Buffer& dst, const void* data, uint64_t bytes);
   Status download(const Buffer& src, void* data, uint64_t bytes);
   Status fill(Buffer& dst, uint32_t pattern);  // vkCmdFillBuffer over the whole buffer
+  // vkCmdFillBuffer over `bytes` (a multiple of 4) from `offset` (tests corrupt a copy with it).
+  Status fillRange(Buffer& dst, uint64_t offset, uint64_t bytes, uint32_t pattern);
+  // For memory that is not host-coherent: makes host writes visible to the
+  // device (flush) and device writes visible to the host (invalidate).
+  Status flushMapped(const Buffer& buffer);
+  Status invalidateMapped(const Buffer& buffer);
   // Copies the first `bytes` of `buffer` to offsets stride, 2 stride, ... (count - 1) stride.
   Status replicate(Buffer& buffer, uint64_t bytes, uint64_t stride, uint32_t count);
 
@@ -263,7 +285,9 @@ class Device {
   // minStorageBufferOffsetAlignment, and bound with an explicit range.
   Result<std::unique_ptr<TimedDispatch>> prepareDispatch(const std::vector<RecordedStep>& steps,
                                                          const std::vector<BufferRange>& buffers,
-                                                         const std::vector<const Buffer*>& zero_before);
+                                                         const std::vector<const Buffer*>& zero_before,
+                                                         const std::vector<CopyRegion>& copies_before = {},
+                                                         const std::vector<CopyRegion>& copies_after = {});
   Result<VkDescriptorBufferInfo> descriptorInfo(const BufferRange& binding) const;
   // vkCmdCopyBuffer of `bytes` from src to dst between two timestamps.
   Result<std::unique_ptr<TimedDispatch>> prepareCopy(const Buffer& src, const Buffer& dst, uint64_t bytes);

@@ -221,6 +221,42 @@ class TestChartPanel : public QObject {
   Q_OBJECT
 
  private slots:
+  void endToEndSeriesIsDottedBesideTheKernelOnly() {
+    ChartPanel panel(Metric::Time);
+    std::vector<ks::Measurement> ms;
+    for (uint64_t n : {256, 512, 1024}) {
+      auto m = point("gemm.block_tiling", gpuParams(), square(n), 1e6 * double(n) / 256);
+      // Transfers: 2 ms up, 0.5 ms down, whatever the size.
+      m.parts.push_back({"upload", {2e6, 2e6, 2e6}, ks::computeStats({2e6, 2e6, 2e6})});
+      m.parts.push_back({"download", {5e5, 5e5, 5e5}, ks::computeStats({5e5, 5e5, 5e5})});
+      ms.push_back(m);
+    }
+    ms.push_back(point("cpu.gemm.openblas", cpuParams(), square(256), 3e6));  // none: no end-to-end series
+    panel.setMeasurements(ms);
+    QVERIFY(showPanel(panel));
+    const QString e2e = kGpu + ChartPanel::endToEndSuffix();
+    QCOMPARE(panel.seriesNames(), (QStringList{kGpu, e2e, kCpu}));
+    const auto kernel = panel.seriesPoints(kGpu), total = panel.seriesPoints(e2e);
+    QCOMPARE(total.size(), 3);
+    for (int i = 0; i < 3; ++i) {
+      QCOMPARE(total[i].x(), kernel[i].x());
+      QVERIFY(near(total[i].y(), kernel[i].y() + 2.5, 1e-9));  // ms
+    }
+    QLineSeries* line = nullptr;
+    QLineSeries* cur = nullptr;
+    for (QAbstractSeries* sr : panel.chart()->series()) {
+      if (sr->name() == e2e) line = qobject_cast<QLineSeries*>(sr);
+      if (sr->name() == kGpu) cur = qobject_cast<QLineSeries*>(sr);
+    }
+    QVERIFY(line && cur);
+    QCOMPARE(line->pen().style(), Qt::DotLine);
+    QCOMPARE(line->pen().color(), cur->pen().color());
+    // In GFLOPS the end-to-end rate is the work over the longer time.
+    panel.setMetric(Metric::Gflops);
+    const auto rate = panel.seriesPoints(e2e);
+    QVERIFY(near(rate[0].y(), flops(square(256)) / (1e6 + 2.5e6), 1e-9));
+  }
+
   void baselineOverlayIsDashedAndMatchesSeries() {
     ChartPanel panel(Metric::Gflops);
     const auto current = sessionData();

@@ -1,5 +1,6 @@
 // The desktop app, driven through its widgets on lavapipe (offscreen).
 #include <QAbstractItemModelTester>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QElapsedTimer>
 #include <QImage>
@@ -154,6 +155,48 @@ class TestMainWindow : public QObject {
     QCOMPARE(w->session().plan.max_reps, 400u);
     QVERIFY(!w->session().plan.rotate_inputs);
     QCOMPARE(QString::fromStdString(w->session().points.at(0).stop_reason), QString("ci_target"));
+  }
+
+  void withTransfersSwitchRecordsAndDrawsEndToEnd() {
+    auto w = makeWindow();
+    w->setKernelChecked("gemv.row_per_thread", true);
+    setSweep(*w, "128,256");
+    w->sweepEditor()->repsBox()->setValue(3);
+    QCheckBox* box = w->sweepEditor()->withTransfersBox();
+    QVERIFY(box && !box->isChecked());  // off unless asked for
+    box->setChecked(true);
+    QVERIFY(w->sweepEditor()->plan()->with_transfers);
+    QSignalSpy finished(w.get(), &MainWindow::runFinished);
+    QTest::mouseClick(w->runButton(), Qt::LeftButton);
+    QVERIFY(finished.wait(60000));
+    QVERIFY(w->session().plan.with_transfers);
+    QCOMPARE(int(w->session().points.size()), 2);
+    for (const auto& m : w->session().points) {
+      QVERIFY2(m.status == ks::PointStatus::Ok, m.error.c_str());
+      QVERIFY(m.hasTransfers());
+      QVERIFY(m.transferNs() > 0);
+    }
+    // The table: transfer and end-to-end columns filled; the time chart: the end-to-end series beside.
+    auto* model = w->resultsModel();
+    const QString e2e = model->data(model->index(0, ks::ui::ResultsModel::EndToEnd), Qt::DisplayRole).toString();
+    QVERIFY2(e2e != QStringLiteral("–") && !e2e.isEmpty(), qPrintable(e2e));
+    QCOMPARE(model->data(model->index(0, ks::ui::ResultsModel::EndToEnd), ks::ui::ResultsModel::SortRole).toDouble(),
+             w->session().points[0].endToEndNs());
+    const QString kernelSeries = ks::ui::seriesName(w->session().points[0].item);
+    auto* chart = w->chartPanel(ks::ui::ChartKind::Time);
+    QVERIFY(chart->seriesNames().contains(kernelSeries + ks::ui::ChartPanel::endToEndSuffix()));
+    const auto kernelOnly = chart->seriesPoints(kernelSeries);
+    const auto endToEnd = chart->seriesPoints(kernelSeries + ks::ui::ChartPanel::endToEndSuffix());
+    QCOMPARE(endToEnd.size(), 2);
+    for (int i = 0; i < 2; ++i) QVERIFY(endToEnd[i].y() > kernelOnly[i].y());
+
+    // Switched off, the next run records none and draws none.
+    box->setChecked(false);
+    QTest::mouseClick(w->runButton(), Qt::LeftButton);
+    QVERIFY(finished.wait(60000));
+    QVERIFY(!w->session().plan.with_transfers);
+    QVERIFY(!w->session().points.at(0).hasTransfers());
+    QVERIFY(!chart->seriesNames().contains(kernelSeries + ks::ui::ChartPanel::endToEndSuffix()));
   }
 
   void measurePeaksFillsThePanelAndThePeakColumn() {
