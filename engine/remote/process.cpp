@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 
 namespace ks::remote {
 
@@ -109,11 +110,10 @@ Process::~Process() {
 }
 
 bool Process::write(const std::string& text) {
-  // The child may be gone: a write must fail with EPIPE, not kill us.
-  struct sigaction ignore {
-  }, old{};
-  ignore.sa_handler = SIG_IGN;
-  ::sigaction(SIGPIPE, &ignore, &old);
+  // The child may be gone: a write must fail with EPIPE, not kill us. Ignored for
+  // good (not around each write): several threads may write (a fleet's hosts).
+  static std::once_flag ignore_sigpipe;
+  std::call_once(ignore_sigpipe, [] { ::signal(SIGPIPE, SIG_IGN); });
   size_t done = 0;
   while (in_ >= 0 && done < text.size()) {
     const ssize_t n = ::write(in_, text.data() + done, text.size() - done);
@@ -121,7 +121,6 @@ bool Process::write(const std::string& text) {
     if (n <= 0) break;
     done += size_t(n);
   }
-  ::sigaction(SIGPIPE, &old, nullptr);
   return done == text.size();
 }
 
