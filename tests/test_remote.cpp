@@ -211,7 +211,9 @@ TEST_F(Remote, CtrlCStopsTheServerAndKeepsTheFinishedPoints) {
 TEST_F(Remote, AKilledServerProcessKeepsTheFinishedPointsAndSaysSo) {
   LongRun run(path("killed.json"), server().target());
   ASSERT_TRUE(run.waitForPoints(2)) << run.process->stderrText();
-  const auto remote = processesWith("bin/kernelscope-cli run-stream");
+  // This test's server process (other tests may run their own at the same time).
+  const auto remote =
+      processesWith(server().remoteDir() + "/" + KS_VERSION "-" KS_GIT_COMMIT "/bin/kernelscope-cli run-stream");
   ASSERT_EQ(remote.size(), 1u);
   ::kill(remote[0], SIGKILL);
   const int status = run.process->wait();
