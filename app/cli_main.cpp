@@ -11,8 +11,11 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/bench/compile.h"
@@ -22,9 +25,11 @@
 #include "engine/cpu/cpu_info.h"
 #include "engine/kernels/kernel_file.h"
 #include "engine/kernels/registry.h"
+#include "engine/remote/remote.h"
 #include "engine/session/durable_file.h"
 #include "engine/session/journal.h"
 #include "engine/session/session.h"
+#include "engine/session/session_json.h"
 #include "engine/tune/space.h"
 #include "engine/tune/tune_report.h"
 #include "engine/tune/tuned_defaults.h"
@@ -38,10 +43,12 @@ std::atomic<bool> g_cancel{false};
 const char* kUsage = R"(kernelscope-cli: GPU compute kernels, timed and verified
 
 usage:
-  kernelscope-cli devices
+  kernelscope-cli devices [--remote [user@]host[:port] [--remote-cli PATH]]
   kernelscope-cli kernels [--family gemm] [--device N|name] [KERNEL FILES]
   kernelscope-cli run --kernels LIST (--sizes LIST | --mnk LIST) [options] [KERNEL FILES]
   kernelscope-cli run --rerun SESSION.json [-o FILE] [--device N|name] [--quiet]
+  kernelscope-cli run --remote [user@]host[:port] [--remote-cli PATH] [run options]
+  kernelscope-cli fleet --hosts HOSTS.txt run [run options] -o DIR
   kernelscope-cli tune --kernel ID --size SIZE [--strategy grid|random|anneal|genetic]
                   [--budget N | --time-budget DURATION] [--objective gflops|gbps|time] [-o FILE]
   kernelscope-cli tune-replay GRID_TUNE.json [--fraction 25%] [--seeds 10]
@@ -118,6 +125,19 @@ measured again in --final-rounds (5) interleaved rounds, and the verdict says wh
 tune-replay replays random, anneal and genetic search (seeds 1..--seeds) on the measurements
   of a complete grid tune, each with --fraction of its evaluations, and says how close each
   gets to the exhaustive best.
+
+remote servers (over the system's ssh: your config, keys and agent; it never prompts):
+  --remote TARGET    run the plan on [user@]host[:port]; the session is written here, with the host
+                     in it. The server needs sshd and a Vulkan driver: this build's bundle
+                     (scripts/make-bundle.sh, out/bundle or $KS_BUNDLE) is copied to
+                     ~/.cache/kernelscope/remote/VERSION-COMMIT there ($KS_REMOTE_DIR) when it has
+                     none of this version and commit. Ctrl-C stops the server's run; a lost
+                     connection keeps the finished points too. --device picks among the server's
+                     devices (devices --remote TARGET lists them); KS_SSH_CONFIG=FILE: ssh -F FILE
+  --remote-cli PATH  a kernelscope-cli already on the server (same version) instead of the bundle
+fleet runs the plan on every host of HOSTS.txt at once (a line: [user@]host[:port] [CLI PATH];
+  # comments): DIR/HOST.json per host, and DIR/comparison.txt compares each host with the first
+  (compare's ratios, Mann-Whitney U and device warnings).
 
 kernel files (your own kernels; see README "Bring your own kernel"):
   --kernel-file FILE a GLSL compute shader with a kernelscope manifest (repeatable)
@@ -333,11 +353,44 @@ ks::DevicePeaks measurePeaksOrThrow(ks::vk::Device* device, const ks::PeakOption
   return *peaks;
 }
 
+ks::remote::Target targetFromOptions(const Args& a) {
+  auto target = ks::remote::parseTarget(a.get("--remote"));
+  if (!target) usage(target.error().message);
+  target->cli = a.get("--remote-cli");
+  return *target;
+}
+
+// devices --remote HOST: the server's devices, listed by its own CLI.
+int remoteDevices(const Args& a) {
+  const ks::remote::Target target = targetFromOptions(a);
+  ks::remote::Setup setup = ks::remote::Setup::fromEnvironment();
+  setup.log = [](const std::string& line) { std::printf("%s\n", line.c_str()); };
+  auto list = ks::remote::listDevices(target, setup);
+  if (!list) throw std::runtime_error(list.error().message);
+  std::printf("devices on %s (%s):\n", target.text.c_str(), list->cli.c_str());
+  std::printf("%s", ks::formatDeviceTable(list->devices, list->default_index).c_str());
+  std::printf("* = default device; run --remote %s --device N|name picks one\n", target.text.c_str());
+  if (!list->host_cpu.empty()) std::printf("host: %s\n", list->host_cpu.c_str());
+  return 0;
+}
+
 int cmdDevices(int argc, char** argv) {
-  if (!parseArgs(argc, argv, 2, {}, {}).positional.empty()) usage("devices takes no arguments");
+  Args a = parseArgs(argc, argv, 2, {"--remote", "--remote-cli"}, {"--json"});
+  if (!a.positional.empty()) usage("devices takes no arguments but --remote, --remote-cli and --json");
+  if (a.has("--remote-cli") && !a.has("--remote")) usage("--remote-cli names the CLI on the server: give --remote too");
+  if (a.has("--remote")) return remoteDevices(a);
   auto inst = ks::vk::Instance::create();
   if (!inst) throw std::runtime_error(inst.error().message);
   auto sel = ks::vk::selectDevice((*inst)->devices(), "");
+  if (a.has("--json")) {
+    // For run --remote and the app's remote targets: the session's device records.
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& d : (*inst)->devices()) list.push_back(ks::deviceInfoToJson(d));
+    const nlohmann::json out = {
+        {"devices", list}, {"default", sel ? int(*sel) : -1}, {"host_cpu", ks::cpu::hostInfo().cpu_model}};
+    std::printf("%s\n", ks::dumpJson(out, -1).c_str());
+    return 0;
+  }
   std::printf("%s", ks::formatDeviceTable((*inst)->devices(), sel ? int(*sel) : -1).c_str());
   std::printf("* = default device\n");
   printHostLine(ks::cpu::hostInfo());
@@ -463,38 +516,217 @@ ks::Plan measurementFromOptions(const Args& a) {
   return plan;
 }
 
+// After a sweep (local or remote): the tables, the session file (then the
+// journal goes), the CSV; the exit status.
+int finishRun(ks::Session& session, bool interrupted, const std::string& out_path, const std::string& csv_path,
+              std::optional<ks::JournalWriter>& journal, double fit_from) {
+  std::printf("\n%s", ks::formatSummaryTable(session.points, session.peaks ? &*session.peaks : nullptr).c_str());
+  size_t ok = 0, failed = 0, skipped = 0;
+  for (const auto& m : session.points) {
+    ok += m.status == ks::PointStatus::Ok;
+    failed += m.status == ks::PointStatus::Failed;
+    skipped += m.status == ks::PointStatus::Skipped;
+  }
+  std::printf("%s\n", ks::formatRunTally(session.plan.items.size(), ok, failed, skipped, interrupted).c_str());
+  if (const auto table = ks::formatComplexityTable(session.points, fit_from); !table.empty())
+    std::printf("\n%s\n", table.c_str());
+  if (const auto table = ks::formatInterleaveTable(session.points); !table.empty()) std::printf("\n%s", table.c_str());
+  if (session.drift) std::printf("%s\n", ks::formatDriftLine(*session.drift).c_str());
+  int rc = interrupted ? 130 : (failed ? 1 : 0);
+  const std::string journal_path = journal ? journal->path() : out_path + ".partial";
+  if (!out_path.empty()) {
+    if (auto st = ks::saveSession(session, out_path); !st) {
+      std::fprintf(stderr, "kernelscope-cli: error: %s\n", st.error().message.c_str());
+      std::fprintf(stderr, "kernelscope-cli: the finished points stay in %s (kernelscope-cli recover %s -o FILE)\n",
+                   journal_path.c_str(), journal_path.c_str());
+      rc = 1;
+    } else {
+      std::printf("session written to %s\n", out_path.c_str());
+      journal.reset();
+      std::remove(journal_path.c_str());  // the session has every point it held
+    }
+  }
+  if (!csv_path.empty()) {
+    std::ofstream csv(csv_path);
+    csv << ks::measurementsToCsv(session.points);
+    if (!csv) {
+      std::fprintf(stderr, "kernelscope-cli: error: cannot write %s\n", csv_path.c_str());
+      rc = 1;
+    } else {
+      std::printf("CSV written to %s\n", csv_path.c_str());
+    }
+  }
+  return rc;
+}
+
+// run --remote: the same plan on a server; its points arrive as they finish and
+// go to the journal and the terminal as a local run's do.
+int runOnServer(const Args& a, const ks::Session& request, const std::string& out_path, const std::string& csv_path,
+                double fit_from) {
+  const ks::remote::Target target = targetFromOptions(a);
+  ks::remote::Setup setup = ks::remote::Setup::fromEnvironment();
+  setup.log = [](const std::string& line) {
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  };
+  ks::remote::RunOptions options;
+  options.device = a.get("--device");
+  options.peaks = a.has("--peaks");
+  const bool quiet = a.has("--quiet");
+  const std::string journal_path = out_path.empty() ? std::string() : out_path + ".partial";
+  std::optional<ks::JournalWriter> journal;
+  auto journalAppend = [&](const auto& record) {
+    if (!journal) return;
+    if (auto st = journal->append(record); !st) {
+      std::fprintf(stderr, "warning: journal: %s; the sweep goes on, but a crash would lose the points from here\n",
+                   st.error().message.c_str());
+      journal.reset();
+    }
+  };
+  const size_t total = request.plan.items.size();
+  const ks::PointLineColumns columns = ks::pointLineColumns(request.plan.items);
+  size_t index = 0;
+  ks::remote::RunCallbacks cb;
+  cb.started = [&](const ks::Session& header) {
+    if (header.device)
+      std::printf("device: %s (%s, Vulkan %s, driver %s) on %s\n", header.device->name.c_str(),
+                  header.device->type.c_str(), header.device->api_version.c_str(),
+                  header.device->driver_version.c_str(), target.text.c_str());
+    printHostLine(header.host);
+    if (header.peaks) std::printf("%s\n", ks::formatPeaksTable(*header.peaks).c_str());
+    std::printf("%zu points, %u+ warm-up runs (at least %u ms) + %u timed repetitions each, seed %llu\n", total,
+                header.plan.warmup, header.plan.warmup ? header.plan.warmup_ms : 0, header.plan.reps,
+                static_cast<unsigned long long>(header.plan.seed));
+    std::fflush(stdout);
+    if (!journal_path.empty()) {
+      auto created = ks::JournalWriter::create(journal_path, header);
+      if (!created)
+        std::fprintf(stderr, "warning: cannot keep the run's journal: %s\n", created.error().message.c_str());
+      else
+        journal.emplace(std::move(*created));
+    }
+  };
+  cb.drift = [&](const ks::DriftReport& d) { journalAppend(d); };
+  cb.point = [&](const ks::Measurement& m) {
+    journalAppend(m);
+    ++index;
+    if (!quiet) {
+      std::printf("%s\n", ks::formatPointLine(m, index, total, columns).c_str());
+      std::fflush(stdout);
+    }
+    if (m.error.find('\n') != std::string::npos) std::fprintf(stderr, "%s\n", m.error.c_str());
+  };
+  std::printf("remote: %s\n", target.text.c_str());
+  std::fflush(stdout);
+  std::signal(SIGINT, [](int) { g_cancel.store(true); });
+  auto result = ks::remote::run(target, setup, request, options, cb, g_cancel);
+  std::signal(SIGINT, SIG_DFL);
+  if (!result) {
+    std::fprintf(stderr, "kernelscope-cli: error: %s\n", result.error().message.c_str());
+    return g_cancel.load() ? 130 : 1;
+  }
+  const bool interrupted = g_cancel.load() || result->interrupted;
+  int rc = finishRun(result->session, interrupted, out_path, csv_path, journal, fit_from);
+  if (!result->lost.empty()) {
+    std::fprintf(stderr, "kernelscope-cli: error: %s; the %zu finished points are kept%s\n", result->lost.c_str(),
+                 result->session.points.size(), out_path.empty() ? "" : (" in " + out_path).c_str());
+    if (rc == 0) rc = 1;
+  }
+  return rc;
+}
+
+// run-stream: the server's half of run --remote (remote.h has the protocol).
+int cmdRunStream(int argc, char** argv) {
+  Args a = parseArgs(argc, argv, 2, {"--device"}, {"--peaks"});
+  if (!a.positional.empty()) usage("unexpected argument '" + a.positional.front() + "'");
+  std::string line;
+  if (!std::getline(std::cin, line)) usage("run-stream reads the session to run, as one JSON line, on stdin");
+  auto request = ks::sessionFromJson(line);
+  if (!request) usage("the session to run: " + request.error().message);
+  const ks::Plan plan = request->plan;
+  bool needs_gpu = false;
+  for (const auto& item : plan.items)
+    if (const auto* k = ks::Registry::instance().find(item.kernel)) needs_gpu |= k->backend == ks::Backend::Vulkan;
+  Engine e = needs_gpu ? openEngine(a.get("--device"), true) : Engine{};
+  ks::Session session = ks::newSession();
+  if (e.device) session.device = e.device->info();
+  session.plan = plan;
+  session.kernel_files = request->kernel_files;
+  ks::embedKernelFiles(session);
+  if (a.has("--peaks")) session.peaks = measurePeaksOrThrow(e.device.get(), ks::PeakOptions{});
+  ks::Runner runner(e.device.get());
+  if (!plan.items.empty() &&
+      std::all_of(plan.items.begin(), plan.items.end(), [&](const auto& item) { return runner.whySkipped(item); }))
+    usage("none of the " + std::to_string(plan.items.size()) + " points can run here: " + plan.items.front().kernel +
+          ": " + *runner.whySkipped(plan.items.front()));
+  auto emit = [](const nlohmann::json& record) {
+    const std::string text = ks::dumpJson(record, -1) + "\n";
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  };
+  emit({{"format", ks::kJournalFormat},
+        {"version", ks::kJournalVersion},
+        {"session", ks::sessionHeaderToJson(session)}});
+  // "stop", or the end of stdin (the connection is gone), stops the sweep between dispatches.
+  std::thread([] {
+    std::string command;
+    while (std::getline(std::cin, command) && command != "stop") {
+    }
+    g_cancel.store(true);
+  }).detach();
+  std::signal(SIGINT, [](int) { g_cancel.store(true); });
+  ks::RunCallbacks cb;
+  cb.point = [&](const ks::Measurement& m) { emit({{"point", ks::pointToJson(m)}}); };
+  cb.drift = [&](const ks::DriftReport& d) { emit({{"drift", ks::driftToJson(d)}}); };
+  cb.progress = [&](size_t done, size_t total) { emit({{"progress", {{"done", done}, {"total", total}}}}); };
+  const auto points = runner.run(plan, cb, g_cancel);
+  if (plan.drift_check) emit({{"drift", ks::driftToJson(runner.drift())}});
+  const bool interrupted = g_cancel.load() && points.size() < plan.items.size();
+  emit({{"end", {{"interrupted", interrupted}, {"points", points.size()}}}});
+  return 0;
+}
+
+const std::vector<std::string> kRunOptions = {"--kernels",
+                                              "--sizes",
+                                              "--mnk",
+                                              "--wg",
+                                              "--param",
+                                              "--reps",
+                                              "--warmup",
+                                              "--warmup-ms",
+                                              "--target-ci",
+                                              "--budget-ms",
+                                              "--max-reps",
+                                              "--seed",
+                                              "--cache-mib",
+                                              "--drift-threshold",
+                                              "--drift-interval-ms",
+                                              "--dispatch-timeout",
+                                              "--fit-from",
+                                              "--device",
+                                              "-o",
+                                              "--output",
+                                              "--csv",
+                                              "--kernel-file",
+                                              "--kernel-dir",
+                                              "--rerun",
+                                              "--tuned-file",
+                                              "--remote",
+                                              "--remote-cli"};
+const std::vector<std::string> kRunFlags = {"--quiet",          "--peaks", "--no-rotate",
+                                            "--no-drift-check", "--tuned", "--with-transfers"};
+
 int cmdRun(int argc, char** argv) {
-  Args a = parseArgs(argc, argv, 2,
-                     {"--kernels",
-                      "--sizes",
-                      "--mnk",
-                      "--wg",
-                      "--param",
-                      "--reps",
-                      "--warmup",
-                      "--warmup-ms",
-                      "--target-ci",
-                      "--budget-ms",
-                      "--max-reps",
-                      "--seed",
-                      "--cache-mib",
-                      "--drift-threshold",
-                      "--drift-interval-ms",
-                      "--dispatch-timeout",
-                      "--fit-from",
-                      "--device",
-                      "-o",
-                      "--output",
-                      "--csv",
-                      "--kernel-file",
-                      "--kernel-dir",
-                      "--rerun",
-                      "--tuned-file"},
-                     {"--quiet", "--peaks", "--no-rotate", "--no-drift-check", "--tuned", "--with-transfers"});
+  Args a = parseArgs(argc, argv, 2, kRunOptions, kRunFlags);
   if (a.has("--tuned-file") && !a.has("--tuned")) usage("--tuned-file names the file --tuned reads: give --tuned too");
   if (a.has("--tuned") && a.has("--rerun"))
     usage("--tuned cannot be combined with --rerun: it runs the session's plan as it was");
   if (!a.positional.empty()) usage("unexpected argument '" + a.positional.front() + "'");
+  if (a.has("--remote-cli") && !a.has("--remote")) usage("--remote-cli names the CLI on the server: give --remote too");
+  if (a.has("--remote") && a.has("--tuned"))
+    usage(
+        "--tuned cannot be combined with --remote: tuned defaults are per device, and this machine's are not the "
+        "server's");
   loadKernelFiles(a);
   ks::Plan plan;
   std::optional<ks::Session> rerun;
@@ -538,6 +770,13 @@ int cmdRun(int argc, char** argv) {
   if (!journal_path.empty() && access(journal_path.c_str(), F_OK) == 0)
     usage(journal_path + " exists: an earlier run to " + out_path + " did not finish; recover its points (" +
           "kernelscope-cli recover " + journal_path + ") or remove it first");
+  if (a.has("--remote")) {
+    ks::Session request = ks::newSession();
+    request.plan = plan;
+    if (rerun) request.kernel_files = rerun->kernel_files;
+    ks::embedKernelFiles(request);
+    return runOnServer(a, request, out_path, csv_path, fit_from);
+  }
   // GPU kernels were asked for: without a device nothing of that can be measured.
   Engine e = needs_gpu ? openEngine(a.get("--device"), true) : Engine{};
   if (!rerun && e.device) plan = planFromOptions(a, &e.device->info());
@@ -639,42 +878,178 @@ int cmdRun(int argc, char** argv) {
   std::signal(SIGINT, SIG_DFL);
   if (plan.drift_check) session.drift = runner.drift();
 
-  std::printf("\n%s", ks::formatSummaryTable(session.points, session.peaks ? &*session.peaks : nullptr).c_str());
-  size_t ok = 0, failed = 0, skipped = 0;
-  for (const auto& m : session.points) {
-    ok += m.status == ks::PointStatus::Ok;
-    failed += m.status == ks::PointStatus::Failed;
-    skipped += m.status == ks::PointStatus::Skipped;
+  return finishRun(session, g_cancel.load(), out_path, csv_path, journal, fit_from);
+}
+
+// A file name for a host's session: "alice@gpu1:2222" -> "alice@gpu1_2222".
+std::string hostFileName(const std::string& target) {
+  std::string name = target;
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '@' && c != '.' && c != '-') c = '_';
+  return name;
+}
+
+// fleet --hosts FILE run ...: the same plan on every host at once; a session per
+// host and, against the first host that finished, a comparison of each other.
+int cmdFleet(int argc, char** argv) {
+  int run_at = 2;
+  while (run_at < argc && std::string(argv[run_at]) != "run") ++run_at;
+  if (run_at == argc) usage("fleet needs a command: fleet --hosts FILE run [run options] -o DIR");
+  Args fleet_args = parseArgs(run_at, argv, 2, {"--hosts"}, {});
+  if (!fleet_args.positional.empty()) usage("unexpected argument '" + fleet_args.positional.front() + "'");
+  if (!fleet_args.has("--hosts")) usage("fleet needs --hosts FILE (one [user@]host[:port] per line)");
+  Args a = parseArgs(argc, argv, run_at + 1, kRunOptions, kRunFlags);
+  for (const char* opt : {"--remote", "--remote-cli", "--tuned", "--csv"})
+    if (a.has(opt)) usage(std::string(opt) + " does not apply to fleet (the hosts file names the servers)");
+  if (!a.positional.empty()) usage("unexpected argument '" + a.positional.front() + "'");
+  const std::string out_dir = a.has("-o") ? a.get("-o") : a.get("--output");
+  if (out_dir.empty()) usage("fleet needs -o DIR: a session per host and the comparison go there");
+
+  // The hosts: "[user@]host[:port] [CLI path on that host]", # comments.
+  std::ifstream hosts_file(fleet_args.get("--hosts"));
+  if (!hosts_file) usage("cannot read " + fleet_args.get("--hosts") + ": " + std::strerror(errno));
+  std::vector<ks::remote::Target> targets;
+  size_t line_number = 0;
+  for (std::string line; std::getline(hosts_file, line);) {
+    ++line_number;
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    std::istringstream words(line);
+    std::string host, cli, extra;
+    if (!(words >> host)) continue;
+    words >> cli >> extra;
+    if (!extra.empty())
+      usage(fleet_args.get("--hosts") + " line " + std::to_string(line_number) +
+            ": expected [user@]host[:port] and an optional CLI path, not more");
+    auto target = ks::remote::parseTarget(host);
+    if (!target)
+      usage(fleet_args.get("--hosts") + " line " + std::to_string(line_number) + ": " + target.error().message);
+    target->cli = cli;
+    for (const auto& t : targets)
+      if (t.text == target->text) usage(fleet_args.get("--hosts") + ": " + host + " is listed twice");
+    targets.push_back(*target);
   }
-  const bool interrupted = g_cancel.load();
-  std::printf("%s\n", ks::formatRunTally(plan.items.size(), ok, failed, skipped, interrupted).c_str());
-  if (const auto table = ks::formatComplexityTable(session.points, fit_from); !table.empty())
-    std::printf("\n%s\n", table.c_str());
-  if (const auto table = ks::formatInterleaveTable(session.points); !table.empty()) std::printf("\n%s", table.c_str());
-  if (session.drift) std::printf("%s\n", ks::formatDriftLine(*session.drift).c_str());
-  int rc = interrupted ? 130 : (failed ? 1 : 0);
-  if (!out_path.empty()) {
-    if (auto st = ks::saveSession(session, out_path); !st) {
-      std::fprintf(stderr, "kernelscope-cli: error: %s\n", st.error().message.c_str());
-      std::fprintf(stderr, "kernelscope-cli: the finished points stay in %s (kernelscope-cli recover %s -o FILE)\n",
-                   journal_path.c_str(), journal_path.c_str());
-      rc = 1;
+  if (targets.empty()) usage(fleet_args.get("--hosts") + " lists no hosts");
+
+  loadKernelFiles(a);
+  ks::Plan plan;
+  if (a.has("--rerun")) {
+    auto old = ks::loadSession(a.get("--rerun"));
+    if (!old) usage(a.get("--rerun") + ": " + old.error().message);
+    plan = old->plan;
+  } else {
+    if (!a.has("--kernels")) usage("run needs --kernels (e.g. --kernels gemm.naive,gemm.tiled_shared)");
+    if (!a.has("--sizes") && !a.has("--mnk")) usage("run needs --sizes or --mnk");
+    plan = planFromOptions(a);
+  }
+  ks::Session request = ks::newSession();
+  request.plan = plan;
+  ks::embedKernelFiles(request);
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec) usage("cannot create " + out_dir + ": " + ec.message());
+  for (const auto& t : targets) {
+    const std::string partial = out_dir + "/" + hostFileName(t.text) + ".json.partial";
+    if (access(partial.c_str(), F_OK) == 0)
+      usage(partial + " exists: an earlier fleet run did not finish; recover it (kernelscope-cli recover " + partial +
+            ") or remove it first");
+  }
+
+  struct HostRun {
+    ks::remote::Target target;
+    std::string path;
+    std::optional<ks::JournalWriter> journal;
+    std::optional<ks::Session> session;
+    std::string error;  // nothing ran, or the run was cut short
+    size_t done = 0;
+  };
+  std::vector<HostRun> runs;
+  for (const auto& t : targets) runs.push_back({t, out_dir + "/" + hostFileName(t.text) + ".json", {}, {}, {}, 0});
+  std::mutex print;
+  auto say = [&](const HostRun& r, const std::string& text) {
+    std::lock_guard lock(print);
+    std::printf("[%s] %s\n", r.target.text.c_str(), text.c_str());
+    std::fflush(stdout);
+  };
+  std::printf("fleet: %zu points on %zu hosts\n", plan.items.size(), runs.size());
+  std::signal(SIGINT, [](int) { g_cancel.store(true); });
+  ks::remote::RunOptions options;
+  options.device = a.get("--device");
+  options.peaks = a.has("--peaks");
+  std::vector<std::thread> threads;
+  for (auto& r : runs)
+    threads.emplace_back([&, &r = r] {
+      ks::remote::Setup setup = ks::remote::Setup::fromEnvironment();
+      setup.log = [&](const std::string& line) { say(r, line); };
+      ks::remote::RunCallbacks cb;
+      cb.started = [&](const ks::Session& header) {
+        say(r, "device: " + (header.device ? header.device->name + " (driver " + header.device->driver_version + ")"
+                                           : std::string("none")));
+        if (auto created = ks::JournalWriter::create(r.path + ".partial", header))
+          r.journal.emplace(std::move(*created));
+      };
+      cb.point = [&](const ks::Measurement& m) {
+        if (r.journal) (void)r.journal->append(m);
+        ++r.done;
+        if (!a.has("--quiet")) say(r, ks::formatPointLine(m, r.done, plan.items.size()));
+      };
+      cb.drift = [&](const ks::DriftReport& d) {
+        if (r.journal) (void)r.journal->append(d);
+      };
+      auto result = ks::remote::run(r.target, setup, request, options, cb, g_cancel);
+      if (!result) {
+        r.error = result.error().message;
+        return;
+      }
+      r.session = std::move(result->session);
+      r.error = result->lost;
+    });
+  for (auto& t : threads) t.join();
+  std::signal(SIGINT, SIG_DFL);
+
+  int rc = g_cancel.load() ? 130 : 0;
+  std::vector<std::vector<std::string>> rows;
+  const HostRun* baseline = nullptr;
+  for (auto& r : runs) {
+    std::string state = r.error.empty() ? "finished" : "error: " + r.error;
+    if (r.session) {
+      size_t ok = 0;
+      for (const auto& m : r.session->points) ok += m.status == ks::PointStatus::Ok;
+      if (auto st = ks::saveSession(*r.session, r.path); !st) {
+        state = "error: " + st.error().message + " (the points stay in " + r.path + ".partial)";
+        rc = 1;
+      } else {
+        r.journal.reset();
+        std::remove((r.path + ".partial").c_str());
+        if (!baseline && !r.session->points.empty()) baseline = &r;
+      }
+      rows.push_back({r.target.text, r.session->device ? r.session->device->name : "-",
+                      std::to_string(ok) + "/" + std::to_string(plan.items.size()), state, r.path});
     } else {
-      std::printf("session written to %s\n", out_path.c_str());
-      journal.reset();
-      std::remove(journal_path.c_str());  // the session has every point it held
+      rows.push_back({r.target.text, "-", "0/" + std::to_string(plan.items.size()), state, "-"});
+    }
+    if (!r.error.empty() && rc == 0) rc = 1;
+  }
+  std::printf("\n%s", ks::renderTable({"host", "device", "ok points", "run", "session"}, rows).c_str());
+  // Every other host against the first one that has points: compare's ratios and device warnings.
+  if (baseline) {
+    std::string report;
+    for (const auto& r : runs) {
+      if (&r == baseline || !r.session || r.session->points.empty()) continue;
+      report += "baseline: " + baseline->target.text + " (" + baseline->path + ")\ncurrent:  " + r.target.text + " (" +
+                r.path + ")\n\n" + ks::formatComparison(ks::compareSessions(*baseline->session, *r.session)) + "\n";
+    }
+    if (!report.empty()) {
+      const std::string path = out_dir + "/comparison.txt";
+      std::printf("\n%s", report.c_str());
+      if (auto st = ks::writeFileDurably(path, report); !st)
+        std::fprintf(stderr, "kernelscope-cli: error: %s\n", st.error().message.c_str());
+      else
+        std::printf("comparison written to %s\n", path.c_str());
     }
   }
-  if (!csv_path.empty()) {
-    std::ofstream csv(csv_path);
-    csv << ks::measurementsToCsv(session.points);
-    if (!csv) {
-      std::fprintf(stderr, "kernelscope-cli: error: cannot write %s\n", csv_path.c_str());
-      rc = 1;
-    } else {
-      std::printf("CSV written to %s\n", csv_path.c_str());
-    }
-  }
+  for (const auto& r : runs)
+    if (!r.error.empty())
+      std::fprintf(stderr, "kernelscope-cli: error: %s: %s\n", r.target.text.c_str(), r.error.c_str());
   return rc;
 }
 
@@ -1201,6 +1576,8 @@ int main(int argc, char** argv) {
     if (cmd == "devices") return cmdDevices(argc, argv);
     if (cmd == "kernels") return cmdKernels(argc, argv);
     if (cmd == "run") return cmdRun(argc, argv);
+    if (cmd == "run-stream") return cmdRunStream(argc, argv);
+    if (cmd == "fleet") return cmdFleet(argc, argv);
     if (cmd == "tune") return cmdTune(argc, argv);
     if (cmd == "tune-replay") return cmdTuneReplay(argc, argv);
     if (cmd == "kernel-template") return cmdKernelTemplate(argc, argv);

@@ -9,7 +9,7 @@ KS_PACKAGES=(
   libvulkan-dev mesa-vulkan-drivers
   glslang-dev glslang-tools spirv-tools
   libopenblas-dev nlohmann-json3-dev libmuparser-dev libqscintilla2-qt6-dev
-  libgtest-dev vulkan-validationlayers
+  libgtest-dev vulkan-validationlayers openssh-client openssh-server
   qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev fonts-dejavu-core
 )
 

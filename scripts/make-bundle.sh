@@ -4,15 +4,24 @@
 # the Vulkan loader, OpenBLAS and its Fortran runtime, muParser, and a launcher.
 #   bash scripts/make-bundle.sh [OUT_DIR]      (default out/bundle)
 #   OUT_DIR/kernelscope-cli devices            (on the GPU server)
+# OUT_DIR/VERSION records the CLI's version and commit: run --remote copies the
+# bundle to a server that has none of this version and commit.
+# KS_BUNDLE_BINARY=PATH bundles an already built kernelscope-cli instead of
+# building one (the tests do this with their build's CLI).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-ks_install_missing
 out="${1:-$KS_ROOT/out/bundle}"
-build="$KS_ROOT/build-bundle"
-cmake -S "$KS_ROOT" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKS_BUILD_TESTS=OFF -DKS_STATIC_BUNDLE=ON
-cmake --build "$build" --parallel --target kernelscope-cli
+if [ -n "${KS_BUNDLE_BINARY:-}" ]; then
+  binary="$KS_BUNDLE_BINARY"
+else
+  ks_install_missing
+  build="$KS_ROOT/build-bundle"
+  cmake -S "$KS_ROOT" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKS_BUILD_TESTS=OFF -DKS_STATIC_BUNDLE=ON
+  cmake --build "$build" --parallel --target kernelscope-cli
+  binary="$build/app/kernelscope-cli"
+fi
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib"
-cp "$build/app/kernelscope-cli" "$out/bin/"
+cp "$binary" "$out/bin/kernelscope-cli"
 strip "$out/bin/kernelscope-cli"
 # Non-system libraries the binary needs (resolved through their symlinks).
 for lib in libvulkan.so.1 libopenblas.so.0 libgfortran.so.5 libquadmath.so.0 libGLdispatch.so.0 libmuparser.so.2; do
@@ -40,5 +49,6 @@ fi
 exec "$here/bin/kernelscope-cli" "$@"
 LAUNCH
 chmod +x "$out/kernelscope-cli"
+"$out/kernelscope-cli" --version > "$out/VERSION"
 du -sh "$out"
-echo "bundle ready: $out/kernelscope-cli"
+echo "bundle ready: $out/kernelscope-cli ($(cat "$out/VERSION"))"

@@ -100,6 +100,7 @@ TEST(Registry, DotGroupsDefaultToOneWaveOfTheDevicesMultiprocessors) {
   // gemm has no device defaults.
   const KernelInfo& gemm = *Registry::instance().find("gemm.warptile");
   EXPECT_EQ(gemm.defaultParams(&h200), gemm.defaultParams());
+}
 
 TEST(Registry, MemoryPlacementsTheDeviceLacksAreRefused) {
   // A discrete GPU without resizable BAR: device-local, and host memory apart.

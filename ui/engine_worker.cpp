@@ -3,6 +3,7 @@
 #include <QFileInfo>
 #include <QRegularExpression>
 
+#include "engine/remote/remote.h"
 #include "engine/session/journal.h"
 
 namespace ks::ui {
@@ -119,6 +120,75 @@ void EngineWorker::run(const ks::Plan& plan) {
     return;
   }
   emit runFinished(cancel_.load());
+}
+
+void EngineWorker::listRemoteDevices(const QString& target, const QString& cli) {
+  auto parsed = ks::remote::parseTarget(target.toStdString());
+  if (!parsed) {
+    emit remoteFailed(target, QString::fromStdString(parsed.error().message));
+    return;
+  }
+  parsed->cli = cli.toStdString();
+  auto list = ks::remote::listDevices(*parsed, ks::remote::Setup::fromEnvironment());
+  if (!list) {
+    emit remoteFailed(target, QString::fromStdString(list.error().message));
+    return;
+  }
+  emit remoteDevicesReady(target, cli, list->devices, list->default_index);
+}
+
+void EngineWorker::runRemote(const ks::Plan& plan, const QString& target, const QString& cli, int device) {
+  auto parsed = ks::remote::parseTarget(target.toStdString());
+  if (!parsed) {
+    emit remoteFailed(target, QString::fromStdString(parsed.error().message));
+    emit runFinished(true);
+    return;
+  }
+  parsed->cli = cli.toStdString();
+  ks::Session request = ks::newSession();
+  request.plan = plan;
+  ks::embedKernelFiles(request);
+  // The journal starts with the server's header, once the server has sent it.
+  std::optional<std::string> journal_path;
+  if (nextJournal_) journal_path = nextJournal_->second;
+  nextJournal_.reset();
+  std::optional<ks::JournalWriter> journal;
+  auto journalAppend = [this, &journal](const auto& record) {
+    if (!journal) return;
+    if (auto st = journal->append(record); !st) {
+      emit journalFailed(QString::fromStdString(st.error().message));
+      journal.reset();
+    }
+  };
+  ks::remote::RunCallbacks cb;
+  cb.started = [&](const ks::Session& header) {
+    if (journal_path) {
+      if (auto created = ks::JournalWriter::create(*journal_path, header))
+        journal.emplace(std::move(*created));
+      else
+        emit journalFailed(QString::fromStdString(created.error().message));
+    }
+    emit remoteStarted(header);
+  };
+  cb.point = [&](const ks::Measurement& m) {
+    journalAppend(m);
+    emit pointFinished(m);
+  };
+  cb.progress = [this](size_t done, size_t total) { emit progress(int(done), int(total)); };
+  cb.drift = [&](const ks::DriftReport& d) {
+    journalAppend(d);
+    emit driftChecked(d);
+  };
+  ks::remote::RunOptions options;
+  options.device = std::to_string(device);
+  auto result = ks::remote::run(*parsed, ks::remote::Setup::fromEnvironment(), request, options, cb, cancel_);
+  if (!result) {
+    emit remoteFailed(target, QString::fromStdString(result.error().message));
+    emit runFinished(true);
+    return;
+  }
+  if (!result->lost.empty()) emit remoteLost(QString::fromStdString(result->lost));
+  emit runFinished(cancel_.load() || result->interrupted || !result->lost.empty());
 }
 
 void EngineWorker::tune(const ks::TuneRequest& request) {

@@ -41,6 +41,11 @@ class EngineWorker : public QObject {
   // `request` comes back with the answer so that the editor can drop stale ones.
   void compileKernelText(int request, const QString& text, const QString& path);
   void compileRegisteredKernel(int request, const QString& id);
+  // A server over ssh (engine/remote): lists its devices (copying the CLI
+  // bundle there when needed) on this thread, so the UI never waits on the network.
+  void listRemoteDevices(const QString& target, const QString& cli);
+  // run() on a server's device: the same signals, and Stop works the same.
+  void runRemote(const ks::Plan& plan, const QString& target, const QString& cli, int device);
 
  signals:
   void devicesReady(const std::vector<ks::vk::DeviceInfo>& devices, int selected, const ks::cpu::HostInfo& host);
@@ -56,6 +61,11 @@ class EngineWorker : public QObject {
   void errorOccurred(const QString& message);  // translated, for the user
   void journalFailed(const QString& message);  // the run goes on without its journal
   void kernelCompiled(int request, const ks::CompileReport& report);
+  void remoteDevicesReady(const QString& target, const QString& cli, const std::vector<ks::vk::DeviceInfo>& devices,
+                          int default_index);
+  void remoteFailed(const QString& target, const QString& message);  // nothing ran
+  void remoteStarted(const ks::Session& header);                     // the server's device, host and provenance
+  void remoteLost(const QString& message);                           // the finished points arrived; the rest did not
   // A tune: each evaluation with the record so far (the evaluation is its last),
   // the progress, the tuner's notes (space, pruning, cache), and its end.
   void tuneEvaluated(const ks::TuneRecord& snapshot, const ks::Measurement& m, const ks::TuneEvaluation& e);

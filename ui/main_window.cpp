@@ -18,6 +18,7 @@
 #include <QGroupBox>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLineEdit>
 #include <QLockFile>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -82,6 +83,10 @@ void dropCancelledPoints(std::vector<ks::Measurement>& points) {
                               [](const ks::Measurement& m) { return m.status == ks::PointStatus::Cancelled; }),
                points.end());
 }
+// Device list entries that are not local device indices.
+constexpr int kAddRemoteItem = -2;
+constexpr int kFirstRemoteItem = -1000;  // -1000 - k: remoteDevices_[k]
+
 }  // namespace
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
@@ -96,6 +101,42 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(&engineThread_, &QThread::finished, worker_, &QObject::deleteLater);
   connect(this, &MainWindow::requestDevice, worker_, &EngineWorker::selectDevice);
   connect(this, &MainWindow::requestRun, worker_, &EngineWorker::run);
+  connect(this, &MainWindow::requestRemoteRun, worker_, &EngineWorker::runRemote);
+  connect(this, &MainWindow::requestRemoteDevices, worker_, &EngineWorker::listRemoteDevices);
+  connect(worker_, &EngineWorker::remoteDevicesReady, this,
+          [this](const QString& target, const QString& cli, const std::vector<ks::vk::DeviceInfo>& devices,
+                 int default_index) {
+            std::erase_if(remoteDevices_, [&](const RemoteDevice& d) { return d.target == target; });
+            const size_t first = remoteDevices_.size();
+            for (const auto& d : devices) remoteDevices_.push_back({target, cli, d});
+            log(tr("%1: %n Vulkan device(s)", "", int(devices.size())).arg(target));
+            if (!running_ && !devices.empty())
+              selectRemoteDevice(first + size_t(std::clamp(default_index, 0, int(devices.size()) - 1)));
+            else
+              fillDeviceBox(deviceBox_->currentData().toInt());
+            emit remoteDevicesListed(target, !devices.empty());
+          });
+  connect(worker_, &EngineWorker::remoteFailed, this, [this](const QString& target, const QString& message) {
+    onEngineError(tr("Remote target %1: %2").arg(target, message));
+    emit remoteDevicesListed(target, false);
+  });
+  connect(worker_, &EngineWorker::remoteStarted, this, [this](const ks::Session& header) {
+    // The server's own record of its device, host and software goes into the session.
+    session_.device = header.device;
+    session_.host = header.host;
+    session_.glslang_version = header.glslang_version;
+    session_.environment = header.environment;
+    session_.app_version = header.app_version;
+    session_.app_commit = header.app_commit;
+    session_.remote = header.remote;
+    log(tr("Running on %1: %2")
+            .arg(QString::fromStdString(header.remote ? header.remote->target : std::string()),
+                 QString::fromStdString(header.device ? header.device->name : std::string())));
+  });
+  connect(worker_, &EngineWorker::remoteLost, this, [this](const QString& message) {
+    session_.notes += (session_.notes.empty() ? "" : "\n") + message.toStdString() + "; the finished points are kept.";
+    onEngineError(tr("%1; the finished points are kept.").arg(message));
+  });
   connect(this, &MainWindow::requestJournal, worker_, &EngineWorker::journalNextRun);
   connect(worker_, &EngineWorker::journalFailed, this, [this](const QString& message) {
     const QString text = tr("The run's journal failed (%1): a crash would lose the points from here on.").arg(message);
@@ -203,7 +244,17 @@ void MainWindow::buildUi() {
   deviceLayout->addWidget(peaksButton_);
   connect(deviceBox_, &QComboBox::activated, this, [this](int row) {
     const int index = deviceBox_->itemData(row).toInt();
-    if (running_ || index < 0) return;
+    if (running_) return;
+    if (index == kAddRemoteItem) {
+      askForRemoteTarget();
+      return;
+    }
+    if (index <= kFirstRemoteItem) {
+      selectRemoteDevice(size_t(kFirstRemoteItem - index));
+      return;
+    }
+    if (index < 0) return;
+    remoteSelected_.reset();
     devicePending_ = true;
     updateRunState();
     emit requestDevice(index);
@@ -468,22 +519,86 @@ void MainWindow::onDevicesReady(const std::vector<ks::vk::DeviceInfo>& devices, 
   devices_ = devices;
   host_ = host;
   devicePending_ = selected >= 0;  // the worker opens the default device next
-  deviceBox_->clear();
-  for (const auto& d : devices)
-    deviceBox_->addItem(
-        QString("%1: %2 (%3)").arg(d.index).arg(QString::fromStdString(d.name), QString::fromStdString(d.type)),
-        int(d.index));
-  if (devices.empty()) deviceBox_->addItem(tr("No Vulkan device (CPU kernels only)"), -1);
-  deviceBox_->setEnabled(!devices.empty());
-  for (int i = 0; i < deviceBox_->count(); ++i)
-    if (deviceBox_->itemData(i).toInt() == selected) deviceBox_->setCurrentIndex(i);
+  fillDeviceBox(selected);
   updateDevicePanel();
   refreshKernelTree();
   emit devicesListed();
   if (devices.empty()) emit deviceOpened();
 }
 
+// The local devices, the servers' devices, and "Add remote target…".
+void MainWindow::fillDeviceBox(int selected_data) {
+  deviceBox_->clear();
+  for (const auto& d : devices_)
+    deviceBox_->addItem(
+        QString("%1: %2 (%3)").arg(d.index).arg(QString::fromStdString(d.name), QString::fromStdString(d.type)),
+        int(d.index));
+  if (devices_.empty()) deviceBox_->addItem(tr("No Vulkan device (CPU kernels only)"), -1);
+  for (size_t k = 0; k < remoteDevices_.size(); ++k) {
+    const auto& r = remoteDevices_[k];
+    deviceBox_->addItem(QString("%1: %2: %3 (%4)")
+                            .arg(r.target)
+                            .arg(r.info.index)
+                            .arg(QString::fromStdString(r.info.name), QString::fromStdString(r.info.type)),
+                        kFirstRemoteItem - int(k));
+    deviceBox_->setItemData(deviceBox_->count() - 1, tr("On %1, over ssh").arg(r.target), Qt::ToolTipRole);
+  }
+  deviceBox_->addItem(tr("Add remote target…"), kAddRemoteItem);
+  deviceBox_->setItemData(deviceBox_->count() - 1,
+                          tr("Run on a GPU server over ssh (your ssh config, keys and agent; the server needs sshd and "
+                             "a Vulkan driver)"),
+                          Qt::ToolTipRole);
+  deviceBox_->setEnabled(true);
+  for (int i = 0; i < deviceBox_->count(); ++i)
+    if (deviceBox_->itemData(i).toInt() == selected_data) deviceBox_->setCurrentIndex(i);
+}
+
+void MainWindow::selectRemoteDevice(size_t index) {
+  if (index >= remoteDevices_.size()) return;
+  remoteSelected_ = index;
+  device_ = remoteDevices_[index].info;
+  fillDeviceBox(kFirstRemoteItem - int(index));
+  kernelEditor_->setDeviceName(QString::fromStdString(device_->name));
+  sweep_->setDevice(device_);
+  tune_->setDevice(device_);
+  updateDevicePanel();
+  refreshKernelTree();
+  updateRunState();
+  log(tr("Device: %1 on %2").arg(QString::fromStdString(device_->name), remoteDevices_[index].target));
+  emit deviceOpened();
+}
+
+void MainWindow::addRemoteTarget(const QString& target, const QString& cli) {
+  log(tr("Connecting to %1 over ssh…").arg(target));
+  statusBar()->showMessage(tr("Connecting to %1 over ssh…").arg(target), 10000);
+  emit requestRemoteDevices(target, cli);
+}
+
+void MainWindow::askForRemoteTarget() {
+  // Put the selection back: "Add remote target…" is an action, not a device.
+  fillDeviceBox(remoteSelected_ ? kFirstRemoteItem - int(*remoteSelected_) : device_ ? int(device_->index) : -1);
+  QDialog dialog(this);
+  dialog.setWindowTitle(tr("Add remote target"));
+  auto* form = new QFormLayout(&dialog);
+  auto* host = new QLineEdit;
+  host->setPlaceholderText(tr("[user@]host[:port], as for ssh"));
+  auto* cli = new QLineEdit;
+  cli->setPlaceholderText(tr("optional: a kernelscope-cli on the server (default: this build's bundle is copied)"));
+  form->addRow(tr("Host:"), host);
+  form->addRow(tr("CLI path:"), cli);
+  form->addRow(
+      new QLabel(tr("ssh uses your config, keys and agent and never asks for a password. The server needs "
+                    "sshd and a Vulkan driver.")));
+  auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
+  connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
+  connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+  form->addRow(buttons);
+  if (dialog.exec() != QDialog::Accepted || host->text().trimmed().isEmpty()) return;
+  addRemoteTarget(host->text().trimmed(), cli->text().trimmed());
+}
+
 void MainWindow::onDeviceOpened(const ks::vk::DeviceInfo& device) {
+  remoteSelected_.reset();
   devicePending_ = false;
   device_ = device;
   kernelEditor_->setDeviceName(QString::fromStdString(device.name));
@@ -502,6 +617,8 @@ void MainWindow::updateDevicePanel() {
   if (device_) {
     const auto& d = *device_;
     html += QString("<b>%1</b> (%2)<br>").arg(QString(d.name.c_str()).toHtmlEscaped(), QString::fromStdString(d.type));
+    if (remoteSelected_)
+      html += tr("On <b>%1</b>, over ssh<br>").arg(remoteDevices_[*remoteSelected_].target.toHtmlEscaped());
     html +=
         tr("Driver: %1 %2<br>").arg(QString::fromStdString(d.driver_name), QString::fromStdString(d.driver_version));
     if (!d.driver_info.empty()) html += QString::fromStdString(d.driver_info).toHtmlEscaped() + "<br>";
@@ -788,8 +905,8 @@ void MainWindow::updateRunState() {
                                              : sweep_->errorText());
   stopButton_->setEnabled(busy);
   if (kernelEditor_) kernelEditor_->setEngineBusy(busy);
-  deviceBox_->setEnabled(!busy && !devices_.empty());
-  peaksButton_->setEnabled(device_ && !busy && !devicePending_);
+  deviceBox_->setEnabled(!busy);
+  peaksButton_->setEnabled(device_ && !busy && !devicePending_ && !remoteSelected_);
   if (tune_) tune_->setEngineBusy(running_ || measuringPeaks_ || devicePending_);
 }
 
@@ -838,7 +955,13 @@ void MainWindow::startRun() {
   updateRunState();
   worker_->clearStop();  // before queueing: a Stop pressed from now on counts
   startJournal();
-  emit requestRun(*plan);
+  if (remoteSelected_) {
+    const auto& r = remoteDevices_[*remoteSelected_];
+    session_.remote = ks::RemoteOrigin{r.target.toStdString(), r.cli.toStdString()};
+    emit requestRemoteRun(*plan, r.target, r.cli, int(r.info.index));
+  } else {
+    emit requestRun(*plan);
+  }
 }
 
 void MainWindow::stopRun() {
@@ -972,6 +1095,10 @@ void MainWindow::applyTunedDefaults(ks::Plan& plan) {
 
 void MainWindow::startTune() {
   if (running_ || tuning_ || measuringPeaks_ || devicePending_) return;
+  if (remoteSelected_) {
+    showError(tr("Cannot tune"), tr("The tuner runs on local devices; pick one in the device list."));
+    return;
+  }
   const auto request = tune_->request();
   if (!request) {
     showError(tr("Cannot tune"), tune_->requestError());
@@ -1068,6 +1195,12 @@ void MainWindow::showSessionTune() {
 
 void MainWindow::measurePeaks() {
   if (!device_ || running_ || tuning_ || measuringPeaks_ || devicePending_) return;
+  if (remoteSelected_) {
+    statusBar()->showMessage(tr("Peaks are measured on local devices (kernelscope-cli run --remote HOST --peaks "
+                                "measures a server's)"),
+                             10000);
+    return;
+  }
   measuringPeaks_ = true;
   peaksLabel_->setText(tr("Measuring peaks… (a few seconds; Stop cancels)"));
   log(tr("Measuring the peaks of %1").arg(QString::fromStdString(device_->name)));

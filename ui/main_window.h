@@ -140,6 +140,9 @@ class MainWindow : public QMainWindow {
   // Offers each journal that no running kernelscope holds: Restore (it becomes
   // the current, unsaved session), Discard or Later. Called at start.
   bool offerRestore();
+  // Lists the devices of a server over ssh ([user@]host[:port]; `cli`: a
+  // kernelscope-cli there, empty for the bundle); they join the device list.
+  void addRemoteTarget(const QString& target, const QString& cli = QString());
 
  signals:
   void devicesListed();
@@ -154,6 +157,9 @@ class MainWindow : public QMainWindow {
   void requestJournal(const ks::Session& header, const QString& path);
   void requestPeaks();
   void requestTune(const ks::TuneRequest& request);
+  void requestRemoteDevices(const QString& target, const QString& cli);
+  void requestRemoteRun(const ks::Plan& plan, const QString& target, const QString& cli, int device);
+  void remoteDevicesListed(const QString& target, bool ok);
 
  protected:
   void closeEvent(QCloseEvent* event) override;
@@ -166,6 +172,9 @@ class MainWindow : public QMainWindow {
   void buildUi();
   void buildMenus();
   void onDevicesReady(const std::vector<ks::vk::DeviceInfo>& devices, int selected, const ks::cpu::HostInfo& host);
+  void fillDeviceBox(int selected_data);
+  void selectRemoteDevice(size_t index);
+  void askForRemoteTarget();
   void onDeviceOpened(const ks::vk::DeviceInfo& device);
   void onPoint(const ks::Measurement& m);
   void onProgress(int done, int total);
@@ -244,7 +253,13 @@ class MainWindow : public QMainWindow {
   bool editorShown_ = false;  // sized once; later the user's size stays
 
   std::vector<ks::vk::DeviceInfo> devices_;
-  std::optional<ks::vk::DeviceInfo> device_;  // the open device
+  std::optional<ks::vk::DeviceInfo> device_;  // the open device (or the server's, when remoteSelected_)
+  struct RemoteDevice {
+    QString target, cli;
+    ks::vk::DeviceInfo info;
+  };
+  std::vector<RemoteDevice> remoteDevices_;  // of the servers added (Add remote target…)
+  std::optional<size_t> remoteSelected_;     // sweeps run there
   ks::cpu::HostInfo host_;
   ks::Session session_;
   QString path_;

@@ -110,7 +110,73 @@ std::string parseProblem(const json::parse_error& e) {
   return what;
 }
 
+// The header line: the session as it was when the run started.
+Result<Session> parseHeaderLine(const std::string& line) {
+  json header;
+  try {
+    header = json::parse(line);
+  } catch (const json::parse_error& e) {
+    return makeError("not a kernelscope journal (the first line is not a journal header: " + parseProblem(e) + ")");
+  }
+  if (!header.is_object() || !header.contains("format"))
+    return makeError("not a kernelscope journal (the first line has no \"format\")");
+  if (header["format"] != kJournalFormat)
+    return makeError("not a kernelscope journal (format " + header["format"].dump() + ", expected \"" + kJournalFormat +
+                     "\")");
+  if (!header.contains("version") || !header["version"].is_number_integer())
+    return makeError("version: missing or not an integer");
+  if (const auto version = header["version"].get<int64_t>(); version != kJournalVersion)
+    return makeError("version " + std::to_string(version) + " is not supported; this build reads version " +
+                     std::to_string(kJournalVersion) +
+                     (version > kJournalVersion ? " (written by a newer kernelscope)" : ""));
+  if (!header.contains("session")) return makeError("session: missing");
+  auto session = sessionHeaderFromJson(header["session"]);
+  if (!session) return makeError("session: " + session.error().message);
+  return session;
+}
+
+// A point or drift line, added to `session`; returns the record's name. With
+// `others`, any other one-key object is returned unread (a stream's own records).
+Result<std::string> applyRecord(Session& session, const json& record, bool others) {
+  if (!record.is_object() || record.size() != 1)
+    return makeError("not a journal line (expected {\"point\": ...} or {\"drift\": ...})");
+  const std::string kind = record.begin().key();
+  if (kind == "point") {
+    auto point = pointFromJson(record["point"], session.plan, "point");
+    if (!point) return point.error();
+    session.points.push_back(std::move(*point));
+  } else if (kind == "drift") {
+    auto drift = driftFromJson(record["drift"], session.plan, session.device ? &*session.device : nullptr);
+    if (!drift) return drift.error();
+    session.drift = std::move(*drift);
+  } else if (!others) {
+    return makeError("unknown record \"" + kind + "\" (expected point or drift)");
+  }
+  return kind;
+}
+
 }  // namespace
+
+Result<JournalStream::Record> JournalStream::feed(const std::string& line) {
+  ++lines_;
+  auto error = [&](const std::string& what) { return makeError("line " + std::to_string(lines_) + ": " + what); };
+  if (!started_) {
+    auto session = parseHeaderLine(line);
+    if (!session) return error(session.error().message);
+    session_ = std::move(*session);
+    started_ = true;
+    return Record{"header", json()};
+  }
+  json record;
+  try {
+    record = json::parse(line);
+  } catch (const json::parse_error& e) {
+    return error("not a journal line: " + parseProblem(e));
+  }
+  auto kind = applyRecord(session_, record, true);
+  if (!kind) return error(kind.error().message);
+  return Record{*kind, record[*kind]};
+}
 
 Result<JournalContents> journalFromText(const std::string& text) {
   std::vector<std::string> lines;
@@ -143,26 +209,8 @@ Result<JournalContents> journalFromText(const std::string& text) {
   if (lines.empty())
     return makeError("line 1: the header is incomplete: the run stopped before the journal's header was written");
 
-  json header;
-  try {
-    header = json::parse(lines[0]);
-  } catch (const json::parse_error& e) {
-    return lineError(1, "not a kernelscope journal (the first line is not a journal header: " + parseProblem(e) + ")");
-  }
-  if (!header.is_object() || !header.contains("format"))
-    return lineError(1, "not a kernelscope journal (the first line has no \"format\")");
-  if (header["format"] != kJournalFormat)
-    return lineError(
-        1, "not a kernelscope journal (format " + header["format"].dump() + ", expected \"" + kJournalFormat + "\")");
-  if (!header.contains("version") || !header["version"].is_number_integer())
-    return lineError(1, "version: missing or not an integer");
-  if (const auto version = header["version"].get<int64_t>(); version != kJournalVersion)
-    return lineError(1, "version " + std::to_string(version) + " is not supported; this build reads version " +
-                            std::to_string(kJournalVersion) +
-                            (version > kJournalVersion ? " (written by a newer kernelscope)" : ""));
-  if (!header.contains("session")) return lineError(1, "session: missing");
-  auto session = sessionHeaderFromJson(header["session"]);
-  if (!session) return lineError(1, "session: " + session.error().message);
+  auto session = parseHeaderLine(lines[0]);
+  if (!session) return lineError(1, session.error().message);
   out.session = std::move(*session);
 
   for (size_t i = 1; i < lines.size(); ++i) {
@@ -173,21 +221,8 @@ Result<JournalContents> journalFromText(const std::string& text) {
     } catch (const json::parse_error& e) {
       return lineError(number, "not a journal line: " + parseProblem(e));
     }
-    if (!record.is_object() || record.size() != 1)
-      return lineError(number, "not a journal line (expected {\"point\": ...} or {\"drift\": ...})");
-    const std::string kind = record.begin().key();
-    if (kind == "point") {
-      auto point = pointFromJson(record["point"], out.session.plan, "point");
-      if (!point) return lineError(number, point.error().message);
-      out.session.points.push_back(std::move(*point));
-    } else if (kind == "drift") {
-      auto drift =
-          driftFromJson(record["drift"], out.session.plan, out.session.device ? &*out.session.device : nullptr);
-      if (!drift) return lineError(number, drift.error().message);
-      out.session.drift = std::move(*drift);
-    } else {
-      return lineError(number, "unknown record \"" + kind + "\" (expected point or drift)");
-    }
+    auto kind = applyRecord(out.session, record, false);
+    if (!kind) return lineError(number, kind.error().message);
   }
   out.lines = lines.size();
   return out;

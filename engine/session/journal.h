@@ -11,6 +11,7 @@
 // HEADER is the session file's top level without "points" and "drift" (what is
 // known when the run starts: app, device and peaks, host, provenance, plan);
 // POINT and DRIFT are exactly the session file's point and "drift" objects.
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "engine/session/session.h"
@@ -70,5 +71,27 @@ Result<JournalContents> loadJournal(const std::string& path);
 // Whether the file starts with a journal header (commands that take a session
 // or a journal tell them apart by this).
 bool isJournalFile(const std::string& path);
+
+// A journal read line by line as it arrives (a remote run's stream): the header
+// line first, then point and drift lines, each checked as journalFromText
+// checks it. Other one-key records ({"progress": ...}, {"end": ...}) are the
+// stream's own and come back unread.
+class JournalStream {
+ public:
+  struct Record {
+    std::string kind;     // "header", "point", "drift" or the other record's key
+    nlohmann::json body;  // the other record's value (point and drift are in session())
+  };
+  // One whole line, without its newline; errors name the line.
+  Result<Record> feed(const std::string& line);
+  bool started() const { return started_; }
+  const Session& session() const { return session_; }
+  Session& session() { return session_; }
+
+ private:
+  Session session_;
+  bool started_ = false;
+  size_t lines_ = 0;
+};
 
 }  // namespace ks

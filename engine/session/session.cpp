@@ -189,6 +189,50 @@ struct Reader {
   }
 };
 
+// The device record ("device" of a session, an entry of devices --json).
+vk::DeviceInfo readDevice(Reader& r, const json& dj, const std::string& path) {
+  vk::DeviceInfo info;
+  info.index = static_cast<uint32_t>(r.uint(dj, path, "index", false));
+  info.name = r.str(dj, path, "name");
+  info.type = r.str(dj, path, "type", false);
+  info.vendor_id = static_cast<uint32_t>(r.uint(dj, path, "vendor_id", false));
+  info.vendor = r.str(dj, path, "vendor", false);
+  info.device_id = static_cast<uint32_t>(r.uint(dj, path, "device_id", false));
+  info.driver_name = r.str(dj, path, "driver_name", false);
+  info.driver_info = r.str(dj, path, "driver_info", false);
+  info.driver_version = r.str(dj, path, "driver_version");
+  info.api_version = r.str(dj, path, "api_version");
+  if (const json* l = r.field(dj, path, "limits")) {
+    const std::string lp = path + ".limits";
+    info.subgroup_size = static_cast<uint32_t>(r.uint(*l, lp, "subgroup_size", false));
+    info.max_shared_memory = static_cast<uint32_t>(r.uint(*l, lp, "max_shared_memory"));
+    info.max_invocations = static_cast<uint32_t>(r.uint(*l, lp, "max_invocations"));
+    info.max_storage_buffer_range = r.uint(*l, lp, "max_storage_buffer_range", false);
+    info.max_allocation_size = r.uint(*l, lp, "max_allocation_size", false);
+    info.device_local_bytes = r.uint(*l, lp, "device_local_bytes", false);
+    info.timestamps = r.boolean(*l, lp, "timestamps");
+    info.timestamp_valid_bits = static_cast<uint32_t>(r.uint(*l, lp, "timestamp_valid_bits", false));
+    info.timestamp_period_ns = r.num(*l, lp, "timestamp_period_ns", false);
+    info.shader_float64 = r.boolean(*l, lp, "shader_float64");
+    // Sessions before issue 13 do not have these.
+    info.multiprocessors = static_cast<uint32_t>(r.uint(*l, lp, "multiprocessors", false));
+    info.threads_per_multiprocessor = static_cast<uint32_t>(r.uint(*l, lp, "threads_per_multiprocessor", false));
+    info.multiprocessor_source = r.str(*l, lp, "multiprocessor_source", false);
+    for (const char* key : {"max_workgroup_size", "max_workgroup_count"}) {
+      const json* a = r.field(*l, lp, key, false);
+      if (!a) continue;
+      if (!a->is_array() || a->size() != 3 ||
+          !std::all_of(a->begin(), a->end(), [](const json& x) { return x.is_number_unsigned(); })) {
+        r.fail(lp + "." + key, "expected three non-negative integers");
+        continue;
+      }
+      auto& dst = std::string(key) == "max_workgroup_size" ? info.max_workgroup_size : info.max_workgroup_count;
+      for (int i = 0; i < 3; ++i) dst[i] = (*a)[i].get<uint32_t>();
+    }
+  }
+  return info;
+}
+
 // Peaks in the device record, or (a session without a device) the host CPU's
 // alone at the top level. Ids are unique, and a known id has its own unit.
 DevicePeaks readPeaks(Reader& r, const json& pk, const std::string& path, bool host_only) {
@@ -465,6 +509,7 @@ json sessionHeaderToJson(const Session& s) {
   j["plan"]["dispatch_timeout_ms"] = s.plan.dispatch_timeout_ms;
   if (s.plan.with_transfers) j["plan"]["with_transfers"] = true;
   j["notes"] = s.notes;
+  if (s.remote) j["remote"] = {{"target", s.remote->target}, {"cli", s.remote->cli}};
   if (const auto kernel_files = kernelFilesOf(s); !kernel_files.empty()) {
     json files = json::array();
     for (const auto& e : kernel_files)
@@ -807,45 +852,7 @@ Result<Session> sessionHeaderFromJson(const json& j) {
   }
 
   if (const json* d = r.field(j, "", "device"); d && !d->is_null()) {
-    vk::DeviceInfo info;
-    info.index = static_cast<uint32_t>(r.uint(*d, "device", "index", false));
-    info.name = r.str(*d, "device", "name");
-    info.type = r.str(*d, "device", "type", false);
-    info.vendor_id = static_cast<uint32_t>(r.uint(*d, "device", "vendor_id", false));
-    info.vendor = r.str(*d, "device", "vendor", false);
-    info.device_id = static_cast<uint32_t>(r.uint(*d, "device", "device_id", false));
-    info.driver_name = r.str(*d, "device", "driver_name", false);
-    info.driver_info = r.str(*d, "device", "driver_info", false);
-    info.driver_version = r.str(*d, "device", "driver_version");
-    info.api_version = r.str(*d, "device", "api_version");
-    if (const json* l = r.field(*d, "device", "limits")) {
-      const std::string lp = "device.limits";
-      info.subgroup_size = static_cast<uint32_t>(r.uint(*l, lp, "subgroup_size", false));
-      info.max_shared_memory = static_cast<uint32_t>(r.uint(*l, lp, "max_shared_memory"));
-      info.max_invocations = static_cast<uint32_t>(r.uint(*l, lp, "max_invocations"));
-      info.max_storage_buffer_range = r.uint(*l, lp, "max_storage_buffer_range", false);
-      info.max_allocation_size = r.uint(*l, lp, "max_allocation_size", false);
-      info.device_local_bytes = r.uint(*l, lp, "device_local_bytes", false);
-      info.timestamps = r.boolean(*l, lp, "timestamps");
-      info.timestamp_valid_bits = static_cast<uint32_t>(r.uint(*l, lp, "timestamp_valid_bits", false));
-      info.timestamp_period_ns = r.num(*l, lp, "timestamp_period_ns", false);
-      info.shader_float64 = r.boolean(*l, lp, "shader_float64");
-      // Sessions before issue 13 do not have these.
-      info.multiprocessors = static_cast<uint32_t>(r.uint(*l, lp, "multiprocessors", false));
-      info.threads_per_multiprocessor = static_cast<uint32_t>(r.uint(*l, lp, "threads_per_multiprocessor", false));
-      info.multiprocessor_source = r.str(*l, lp, "multiprocessor_source", false);
-      for (const char* key : {"max_workgroup_size", "max_workgroup_count"}) {
-        const json* a = r.field(*l, lp, key, false);
-        if (!a) continue;
-        if (!a->is_array() || a->size() != 3 ||
-            !std::all_of(a->begin(), a->end(), [](const json& x) { return x.is_number_unsigned(); })) {
-          r.fail(lp + "." + key, "expected three non-negative integers");
-          continue;
-        }
-        auto& dst = std::string(key) == "max_workgroup_size" ? info.max_workgroup_size : info.max_workgroup_count;
-        for (int i = 0; i < 3; ++i) dst[i] = (*a)[i].get<uint32_t>();
-      }
-    }
+    vk::DeviceInfo info = readDevice(r, *d, "device");
     s.device = info;
     if (const json* pk = r.field(*d, "device", "peaks", false); pk && !pk->is_null())
       s.peaks = readPeaks(r, *pk, "device.peaks", false);
@@ -912,6 +919,14 @@ Result<Session> sessionHeaderFromJson(const json& j) {
   }
   if (r.failed()) return makeError(r.error);
   if (const json* n = r.field(j, "", "notes", false); n && n->is_string()) s.notes = n->get<std::string>();
+  if (const json* rm = r.field(j, "", "remote", false); rm && !rm->is_null()) {
+    RemoteOrigin origin;
+    origin.target = r.str(*rm, "remote", "target");
+    origin.cli = r.str(*rm, "remote", "cli", false);
+    if (r.failed()) return makeError(r.error);
+    if (origin.target.empty()) return makeError("remote.target: empty");
+    s.remote = origin;
+  }
   return s;
 }
 
@@ -1063,6 +1078,15 @@ Result<Measurement> pointFromJson(const json& pj, const Plan& plan, const std::s
         std::isfinite(m.verification.max_error) && m.verification.max_error <= m.verification.tolerance))
     return makeError(path + ".verification: status ok but an error exceeds the tolerance");
   return m;
+}
+
+json deviceInfoToJson(const vk::DeviceInfo& device) { return deviceToJson(device); }
+
+Result<vk::DeviceInfo> deviceInfoFromJson(const json& device, const std::string& path) {
+  Reader r;
+  vk::DeviceInfo info = readDevice(r, device, path);
+  if (r.failed()) return makeError(r.error);
+  return info;
 }
 
 Result<Session> sessionFromJson(const std::string& text) {

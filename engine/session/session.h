@@ -25,6 +25,13 @@ struct EmbeddedKernel {
   bool operator==(const EmbeddedKernel&) const = default;
 };
 
+// Where a session was measured when it ran on a server over SSH (run --remote).
+struct RemoteOrigin {
+  std::string target;  // as given: [user@]host[:port]
+  std::string cli;     // the kernelscope-cli that ran there
+  bool operator==(const RemoteOrigin&) const = default;
+};
+
 struct Session {
   std::string app_version = KS_VERSION;
   std::string app_commit = KS_GIT_COMMIT;
@@ -49,6 +56,8 @@ struct Session {
   std::vector<EmbeddedKernel> kernel_files;
   // A tune's search and verdict (tune_record.h); its evaluations are the points.
   std::optional<TuneRecord> tune;
+  // Set when the points were measured on a server (the device is the server's).
+  std::optional<RemoteOrigin> remote;
 };
 
 std::string nowIso8601();

@@ -26,6 +26,10 @@ nlohmann::json driftToJson(const DriftReport& drift);
 // `device`: the session's (nullptr when it has none); the noise floor must be its reference's.
 Result<DriftReport> driftFromJson(const nlohmann::json& drift, const Plan& plan, const vk::DeviceInfo* device);
 
+// A device record as sessions store it (not every probed feature: the session's subset).
+nlohmann::json deviceInfoToJson(const vk::DeviceInfo& device);
+Result<vk::DeviceInfo> deviceInfoFromJson(const nlohmann::json& device, const std::string& path);
+
 // indent < 0: one line. Text that is not UTF-8 (driver strings) is replaced, never thrown on.
 std::string dumpJson(const nlohmann::json& j, int indent);
 
