@@ -20,8 +20,13 @@ out="${1:-$here/out/gpu-transfers}"
 mkdir -p "$out"
 export OPENBLAS_CORETYPE="${OPENBLAS_CORETYPE:-SkylakeX}"
 "$cli" devices | tee "$out/devices.txt"
-"$cli" run --kernels 'transfer.*' --sizes 4096:1073741824:x4 --reps 20 --quiet -o "$out/transfers.json" |
-  tee "$out/transfers.txt"
+# The CPU reads device-local host-visible memory at about 10 MB/s on an H200
+# (uncached reads through the BAR): that path stops at 16 MiB, or it alone
+# would take an hour.
+"$cli" run --kernels 'transfer.upload_staging,transfer.download_staging,transfer.upload_mapped,transfer.gpu_reads_host' \
+  --sizes 4096:1073741824:x4 --reps 20 --quiet -o "$out/transfers.json" | tee "$out/transfers.txt"
+"$cli" run --kernels transfer.download_mapped --sizes 4096:16777216:x4 --reps 5 --quiet \
+  -o "$out/transfers-download-mapped.json" | tee "$out/transfers-download-mapped.txt"
 "$cli" run --kernels gemv.tiled_shared,gemv.uncached,gemv.subgroup,cpu.gemv.openblas --sizes 1024:8192:x2,12288 \
   --reps 20 --with-transfers --quiet -o "$out/gemv-transfers.json" | tee "$out/gemv-transfers.txt"
 "$cli" run --kernels 'interleave.*' --sizes 1048576,16777216 --reps 20 --quiet -o "$out/interleave.json" |
