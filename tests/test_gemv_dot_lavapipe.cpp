@@ -655,6 +655,15 @@ TEST(Bindings, GemvSplitsALargeMatrixIntoRowBlocksThatStillVerify) {
     // y = A^T x sums over the rows: it cannot split, and A is still one buffer.
     EXPECT_EQ(k.buffers(size, withValues(k, {{"TRANS", 1}})).size(), 3u);
   }
+  // Timed uploads put each block's own rows into it (the kernel then reads
+  // what they wrote, so verification checks them).
+  Plan plan = quickPlan();
+  plan.with_transfers = true;
+  const KernelInfo& k = *Registry::instance().find("gemv.subgroup");
+  std::atomic<bool> cancel{false};
+  const Measurement m = runner.runPoint({k.id, k.defaultParams(), size}, plan, cancel);
+  expectVerified(k, m, k.bytes(size, k.defaultParams()));
+  EXPECT_FALSE(m.parts.empty());
   unsetenv("KS_MAX_BINDING_BYTES");
 }
 

@@ -295,6 +295,12 @@ TEST(RemoteTarget, ParsesUserHostAndPort) {
   ASSERT_TRUE(v6);
   EXPECT_EQ(v6->destination, "::1");
   EXPECT_EQ(v6->port, 22u);
+  // An IPv6 address's colons are not a port.
+  auto v6bare = ks::remote::parseTarget("bob@[fe80::1]");
+  ASSERT_TRUE(v6bare) << v6bare.error().message;
+  EXPECT_EQ(v6bare->destination, "bob@fe80::1");
+  EXPECT_EQ(v6bare->port, 0u);
+  EXPECT_FALSE(ks::remote::parseTarget("[::1]:"));
   auto plain = ks::remote::parseTarget("gpu1");
   ASSERT_TRUE(plain);
   EXPECT_EQ(plain->port, 0u);

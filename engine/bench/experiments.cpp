@@ -62,26 +62,27 @@ std::string memoryOf(const vk::Buffer& b) { return vk::memoryFlagsText(b.memoryF
 
 }  // namespace
 
-Status Runner::timeUploads(Measurement& m, const Plan& plan, Workload& w, const std::vector<vk::Buffer*>& inputs) {
+Status Runner::timeUploads(Measurement& m, const Plan& plan, const std::vector<UploadTarget>& inputs) {
   // As an application pays it: from host memory into the input buffers,
   // memcpy into mapped memory where the buffer is mapped, else memcpy into a
   // staging buffer and vkCmdCopyBuffer; host clock around all of it (the
   // submission and the wait included), every input in one sample.
   struct Path {
     vk::Buffer* dst;
-    const std::vector<uint8_t>* data;
+    const uint8_t* data;
+    uint64_t bytes;
     vk::Buffer staging;
     std::unique_ptr<vk::TimedDispatch> copy;
   };
   std::vector<Path> paths;
   bool staged = false, mapped = false;
-  for (size_t i = 0; i < inputs.size() && i < w.inputs.size(); ++i) {
-    Path p{inputs[i], &w.inputs[i], {}, nullptr};
+  for (const auto& input : inputs) {
+    Path p{input.buffer, input.data, std::min<uint64_t>(input.bytes, input.buffer->size()), {}, nullptr};
     if (!p.dst->mapped()) {
-      auto staging = device_->createBuffer(p.data->size(), vk::Placement::HostVisible, "an upload staging buffer");
+      auto staging = device_->createBuffer(p.bytes, vk::Placement::HostVisible, "an upload staging buffer");
       if (!staging) return staging.error();
       p.staging = std::move(*staging);
-      auto copy = device_->prepareCopy(p.staging, *p.dst, p.data->size());
+      auto copy = device_->prepareCopy(p.staging, *p.dst, p.bytes);
       if (!copy) return copy.error();
       p.copy = std::move(*copy);
       staged = true;
@@ -94,7 +95,7 @@ Status Runner::timeUploads(Measurement& m, const Plan& plan, Workload& w, const 
     const auto t0 = Clock::now();
     for (auto& p : paths) {
       vk::Buffer& into = p.copy ? p.staging : *p.dst;
-      std::memcpy(into.mapped(), p.data->data(), p.data->size());
+      std::memcpy(into.mapped(), p.data, p.bytes);
       if (auto st = device_->flushMapped(into); !st) return st.error();
       if (p.copy)
         if (auto t = p.copy->run(); !t) return t.error();

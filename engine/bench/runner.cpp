@@ -339,10 +339,17 @@ Measurement Runner::runGpu(const KernelInfo& kernel, const PlanItem& item, const
   if (plan.with_transfers) {
     // The same inputs again (into the first set of rotated ones): the kernel
     // then reads what the timed uploads wrote, and its verification checks them.
-    std::vector<vk::Buffer*> inputs;
-    for (size_t i = 0; i < specs.size(); ++i)
-      if (specs[i].role == BufferRole::Input) inputs.push_back(&buffers[i]);
-    if (auto st = timeUploads(m, plan, w, inputs); !st) return fail(st.error().message);
+    // Each buffer takes the workload bytes the first upload put there (its
+    // input and offset: a matrix split into row blocks, inputs bound out of order).
+    std::vector<UploadTarget> inputs;
+    size_t next = 0;
+    for (size_t i = 0; i < specs.size(); ++i) {
+      if (specs[i].role != BufferRole::Input) continue;
+      const auto& data = w.inputs[specs[i].input >= 0 ? size_t(specs[i].input) : next++];
+      inputs.push_back({&buffers[i], data.data() + specs[i].input_offset,
+                        std::min<uint64_t>(specs[i].bytes, data.size() - specs[i].input_offset)});
+    }
+    if (auto st = timeUploads(m, plan, inputs); !st) return fail(st.error().message);
     if (cancel.load()) {
       m.status = PointStatus::Cancelled;
       return m;

@@ -134,7 +134,13 @@ class Runner {
                             const std::atomic<bool>& cancel);
   void finish(Measurement& m, const KernelInfo& kernel, Workload& w, const void* output);
   // Plan::with_transfers: times uploads of the inputs into `buffers` (slot 0 of rotated ones).
-  Status timeUploads(Measurement& m, const Plan& plan, Workload& w, const std::vector<vk::Buffer*>& inputs);
+  // An input buffer and the bytes of the workload that go into it.
+  struct UploadTarget {
+    vk::Buffer* buffer = nullptr;
+    const uint8_t* data = nullptr;
+    uint64_t bytes = 0;
+  };
+  Status timeUploads(Measurement& m, const Plan& plan, const std::vector<UploadTarget>& inputs);
   // ... and downloads of the output into `out`, the last of which is what gets verified.
   Status timeDownloads(Measurement& m, const Plan& plan, const vk::Buffer& output, std::vector<uint8_t>& out,
                        int output_precision);

@@ -116,9 +116,11 @@ Result<Target> parseTarget(const std::string& text) {
   }
   if (host.empty()) return makeError("remote target '" + text + "': no host (expected [user@]host[:port])");
   if (host[0] == '-') return makeError("remote target '" + text + "': a host cannot start with '-'");
-  if (text.find(':') != std::string::npos &&
-      (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
-       std::stoul(port) == 0 || std::stoul(port) > 65535))
+  // A port was given ("host:" or "[v6]:" included); an IPv6 address's own colons are not one.
+  const bool has_port =
+      (!rest.empty() && rest[0] == '[') ? rest.find("]:") != std::string::npos : rest.find(':') != std::string::npos;
+  if (has_port && (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+                   std::stoul(port) == 0 || std::stoul(port) > 65535))
     return makeError("remote target '" + text + "': the port must be a number from 1 to 65535");
   if (!port.empty()) t.port = unsigned(std::stoul(port));
   t.destination = (user.empty() ? "" : user + "@") + host;
@@ -367,8 +369,8 @@ Result<RunResult> run(const Target& target, const Setup& setup, const Session& p
   } else if (!result.finished && result.lost.empty()) {
     const bool ssh_failed = sshFailed(status, ssh.stderrText());
     std::string why = ssh_failed      ? describeSshFailure(target, ssh.stderrText())
-                      : status >= 128 ? "the remote side ended with signal " + std::to_string(status - 128)
                       : status == 255 ? "the server's kernelscope-cli was killed"
+                      : status >= 128 ? "ssh was ended by signal " + std::to_string(status - 128)
                                       : "the server's kernelscope-cli ended with status " + std::to_string(status);
     if (const std::string said = cliMessage(ssh.stderrText()); !ssh_failed && !said.empty())
       why += ": " + lastLine(said);
