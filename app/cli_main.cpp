@@ -467,6 +467,18 @@ std::map<std::string, std::vector<int>> paramsOption(const Args& a) {
   return params;
 }
 
+// Appends a point or drift check to a run's journal; a failed write is said
+// once and ends the journal, the sweep goes on.
+template <typename Record>
+void appendToJournal(std::optional<ks::JournalWriter>& journal, const Record& record) {
+  if (!journal) return;
+  if (auto st = journal->append(record); !st) {
+    std::fprintf(stderr, "warning: journal: %s; the sweep goes on, but a crash would lose the points from here\n",
+                 st.error().message.c_str());
+    journal.reset();
+  }
+}
+
 // The plan of `run` from its options; with a device, tunables not given take
 // that device's defaults where they depend on it.
 ks::Plan planFromOptions(const Args& a, const ks::vk::DeviceInfo* device = nullptr) {
@@ -575,14 +587,7 @@ int runOnServer(const Args& a, const ks::Session& request, const std::string& ou
   const bool quiet = a.has("--quiet");
   const std::string journal_path = out_path.empty() ? std::string() : out_path + ".partial";
   std::optional<ks::JournalWriter> journal;
-  auto journalAppend = [&](const auto& record) {
-    if (!journal) return;
-    if (auto st = journal->append(record); !st) {
-      std::fprintf(stderr, "warning: journal: %s; the sweep goes on, but a crash would lose the points from here\n",
-                   st.error().message.c_str());
-      journal.reset();
-    }
-  };
+  auto journalAppend = [&](const auto& record) { appendToJournal(journal, record); };
   const size_t total = request.plan.items.size();
   const ks::PointLineColumns columns = ks::pointLineColumns(request.plan.items);
   size_t index = 0;
@@ -850,14 +855,7 @@ int cmdRun(int argc, char** argv) {
     if (!created) throw std::runtime_error("cannot keep the run's journal: " + created.error().message);
     journal.emplace(std::move(*created));
   }
-  auto journalAppend = [&](const auto& record) {
-    if (!journal) return;
-    if (auto st = journal->append(record); !st) {
-      std::fprintf(stderr, "warning: journal: %s; the sweep goes on, but a crash would lose the points from here\n",
-                   st.error().message.c_str());
-      journal.reset();
-    }
-  };
+  auto journalAppend = [&](const auto& record) { appendToJournal(journal, record); };
 
   std::signal(SIGINT, [](int) { g_cancel.store(true); });
   const ks::PointLineColumns columns = ks::pointLineColumns(plan.items);
@@ -986,15 +984,15 @@ int cmdFleet(int argc, char** argv) {
                                            : std::string("none")));
         if (auto created = ks::JournalWriter::create(r.path + ".partial", header))
           r.journal.emplace(std::move(*created));
+        else
+          say(r, "warning: no journal (" + created.error().message + "): a crash would lose this host's points");
       };
       cb.point = [&](const ks::Measurement& m) {
-        if (r.journal) (void)r.journal->append(m);
+        appendToJournal(r.journal, m);
         ++r.done;
         if (!a.has("--quiet")) say(r, ks::formatPointLine(m, r.done, plan.items.size()));
       };
-      cb.drift = [&](const ks::DriftReport& d) {
-        if (r.journal) (void)r.journal->append(d);
-      };
+      cb.drift = [&](const ks::DriftReport& d) { appendToJournal(r.journal, d); };
       auto result = ks::remote::run(r.target, setup, request, options, cb, g_cancel);
       if (!result) {
         r.error = result.error().message;

@@ -87,6 +87,28 @@ void useGemmWorkload(KernelInfo& k) {
   k.tolerance = gemmFp32Tolerance;
 }
 
+namespace {
+
+// The C tile of a tensor-core workgroup: WARPS_M x WM rows by WARPS_N x WN columns.
+uint64_t tileM(const Params& p) { return uint64_t(p.get("WARPS_M", 2) * p.get("WM", 64)); }
+uint64_t tileN(const Params& p) { return uint64_t(p.get("WARPS_N", 4) * p.get("WN", 32)); }
+
+// The one dispatch of the tensor-core kernels: a workgroup per tile, every
+// tunable a define, push constants M, N, K.
+std::vector<DispatchStep> coopmatSteps(const std::string& shader, const ProblemSize& s, const Params& p,
+                                       std::vector<std::pair<std::string, std::string>> extra_defines = {}) {
+  const uint64_t tile_m = tileM(p), tile_n = tileN(p);
+  DispatchStep step;
+  step.shader = shader;
+  for (const auto& [name, v] : p.values) step.defines.emplace_back(name, std::to_string(v));
+  step.defines.insert(step.defines.end(), extra_defines.begin(), extra_defines.end());
+  step.groups = {ceilDiv(s.n, tile_n), ceilDiv(s.m, tile_m), 1};
+  step.push = {uint32_t(s.m), uint32_t(s.n), uint32_t(s.k), 0};
+  return {step};
+}
+
+}  // namespace
+
 void registerGemmKernels(std::vector<KernelInfo>& out) {
   {
     auto k = gpuGemm("gemm.naive", "Naive, one output per invocation (x walks rows)", "gemm_naive.comp");
@@ -320,8 +342,6 @@ void registerGemmKernels(std::vector<KernelInfo>& out) {
         {"WM", {32, 64}, 64, "rows of C per subgroup"},         {"WN", {32, 64}, 32, "columns of C per subgroup"},
         {"BK", {16, 32, 64}, 32, "K-depth of a shared tile"}};
     k.constraints = "M, N multiples of the tile (WARPS*W), K of BK; 16x16x16 fp16 fragments";
-    auto tileM = [](const Params& p) { return uint64_t(p.get("WARPS_M", 2) * p.get("WM", 64)); };
-    auto tileN = [](const Params& p) { return uint64_t(p.get("WARPS_N", 4) * p.get("WN", 32)); };
     k.flops = gemmFlops;
     k.bytes = [](const ProblemSize& s, const Params& p) {
       return 2.0 * (double(s.m) * s.k + double(s.k) * s.n) + (p.get("OUT16", 0) ? 2.0 : 4.0) * double(s.m) * s.n;
@@ -335,7 +355,7 @@ void registerGemmKernels(std::vector<KernelInfo>& out) {
       // fp32 accumulation like sgemm (with margin); an fp16 output adds its rounding, 2^-11 relative.
       return 4 * gemmTolerance(s.k) + (p.get("OUT16", 0) ? 1.0 / 1024 : 0.0);
     };
-    k.shared_bytes = [tileM, tileN](const Params& p) {
+    k.shared_bytes = [](const Params& p) {
       const uint64_t bk = uint64_t(p.get("BK", 32));
       return 2 * (tileM(p) * (bk + 8) + bk * (tileN(p) + 8));
     };
@@ -350,20 +370,14 @@ void registerGemmKernels(std::vector<KernelInfo>& out) {
       if (threads > d.max_invocations) return std::to_string(threads) + " invocations, over the device limit";
       return std::nullopt;
     };
-    k.check_size = [tileM, tileN](const ProblemSize& s, const Params& p) -> std::optional<std::string> {
+    k.check_size = [](const ProblemSize& s, const Params& p) -> std::optional<std::string> {
       if (s.m % tileM(p) || s.n % tileN(p) || s.k % uint64_t(p.get("BK", 32)))
         return "M, N, K must be multiples of " + std::to_string(tileM(p)) + ", " + std::to_string(tileN(p)) + ", " +
                std::to_string(p.get("BK", 32));
       return std::nullopt;
     };
-    k.steps = [tileM, tileN](const ProblemSize& s, const Params& p, const vk::DeviceInfo&) {
-      DispatchStep step;
-      step.shader = "gemm_coopmat.comp";
-      for (const auto& [name, v] : p.values) step.defines.emplace_back(name, std::to_string(v));
-      step.defines.insert(step.defines.end(), {{"TM", "16"}, {"TN", "16"}, {"TK", "16"}});
-      step.groups = {ceilDiv(s.n, tileN(p)), ceilDiv(s.m, tileM(p)), 1};
-      step.push = {uint32_t(s.m), uint32_t(s.n), uint32_t(s.k), 0};
-      return std::vector<DispatchStep>{step};
+    k.steps = [](const ProblemSize& s, const Params& p, const vk::DeviceInfo&) {
+      return coopmatSteps("gemm_coopmat.comp", s, p, {{"TM", "16"}, {"TN", "16"}, {"TK", "16"}});
     };
     out.push_back(std::move(k));
   }
@@ -390,10 +404,8 @@ void registerGemmKernels(std::vector<KernelInfo>& out) {
                   {"SKEW", {0, 8}, 8, "halves of padding per shared row (bank conflicts)"},
                   {"GROUP_M", {1, 4, 8, 16}, 8, "tile rows per strip of the block order (L2 reuse)"}};
     k.constraints = "M, N multiples of the tile (WARPS*W), K of BK; 16x16x16 fp16 fragments";
-    auto tileM = [](const Params& p) { return uint64_t(p.get("WARPS_M", 2) * p.get("WM", 64)); };
-    auto tileN = [](const Params& p) { return uint64_t(p.get("WARPS_N", 2) * p.get("WN", 64)); };
     auto threads = [](const Params& p) { return uint64_t(32 * p.get("WARPS_M", 2) * p.get("WARPS_N", 2)); };
-    k.check_params = [tileM, tileN, threads](const Params& p) -> std::optional<std::string> {
+    k.check_params = [threads](const Params& p) -> std::optional<std::string> {
       const uint64_t bk = uint64_t(p.get("BK", 32)), t = threads(p);
       // Every invocation loads whole 8-half vectors of both tiles.
       if ((tileM(p) * bk / 8) % t || (bk * tileN(p) / 8) % t)
@@ -402,32 +414,14 @@ void registerGemmKernels(std::vector<KernelInfo>& out) {
                " invocations";
       return std::nullopt;
     };
-    auto baseDevice = k.check_device;
-    k.check_device = [baseDevice, threads](const Params& p, const vk::DeviceInfo& d) -> std::optional<std::string> {
-      Params q = p;  // gemm.coopmat's checks read its own warp defaults
-      q.values["WARPS_M"] = p.get("WARPS_M", 2);
-      q.values["WARPS_N"] = p.get("WARPS_N", 2);
-      if (auto why = baseDevice(q, d)) return why;
-      if (threads(p) > d.max_invocations) return std::to_string(threads(p)) + " invocations, over the device limit";
-      return std::nullopt;
-    };
-    k.shared_bytes = [tileM, tileN](const Params& p) {
+    // check_device (fp16, subgroups of 32, the 16x16x16 shape, invocations) and
+    // check_size (whole tiles): gemm.coopmat's.
+    k.shared_bytes = [](const Params& p) {
       const uint64_t bk = uint64_t(p.get("BK", 32)), skew = uint64_t(p.get("SKEW", 8));
       return uint64_t(p.get("STAGES", 2)) * 2 * (tileM(p) * (bk + skew) + bk * (tileN(p) + skew));
     };
-    k.check_size = [tileM, tileN](const ProblemSize& s, const Params& p) -> std::optional<std::string> {
-      if (s.m % tileM(p) || s.n % tileN(p) || s.k % uint64_t(p.get("BK", 32)))
-        return "M, N, K must be multiples of " + std::to_string(tileM(p)) + ", " + std::to_string(tileN(p)) + ", " +
-               std::to_string(p.get("BK", 32));
-      return std::nullopt;
-    };
-    k.steps = [tileM, tileN](const ProblemSize& s, const Params& p, const vk::DeviceInfo&) {
-      DispatchStep step;
-      step.shader = "gemm_coopmat_pipelined.comp";
-      for (const auto& [name, v] : p.values) step.defines.emplace_back(name, std::to_string(v));
-      step.groups = {ceilDiv(s.n, tileN(p)), ceilDiv(s.m, tileM(p)), 1};
-      step.push = {uint32_t(s.m), uint32_t(s.n), uint32_t(s.k), 0};
-      return std::vector<DispatchStep>{step};
+    k.steps = [](const ProblemSize& s, const Params& p, const vk::DeviceInfo&) {
+      return coopmatSteps("gemm_coopmat_pipelined.comp", s, p);
     };
     out.push_back(std::move(k));
   }
