@@ -597,6 +597,33 @@ TEST(InputRotation, RotatedCopiesLargerThanTheStorageBufferRangeBindOneSetAtATim
       << "the rotated copies must exceed the range for this test to mean anything";
 }
 
+TEST(Allocations, BuffersAreDedicatedAllocationsUnlessTurnedOffAndBothVerify) {
+  // Each buffer gets a dedicated allocation (the driver may then use large
+  // pages); KS_DEDICATED_ALLOCATION=0 is the comparison docs/PERFORMANCE.md
+  // measured. Both must give verified points (under the validation layer here).
+  auto& dev = device();
+  const KernelInfo& k = *Registry::instance().find("gemv.subgroup");
+  for (const char* setting : {"", "0"}) {
+    SCOPED_TRACE(std::string("KS_DEDICATED_ALLOCATION=") + setting);
+    if (*setting)
+      ::setenv("KS_DEDICATED_ALLOCATION", setting, 1);
+    else
+      ::unsetenv("KS_DEDICATED_ALLOCATION");
+    auto buffer = dev.createBuffer(1 << 20, vk::Placement::DeviceLocal, "a test buffer");
+    ASSERT_TRUE(buffer.ok()) << buffer.error().message;
+    EXPECT_EQ(buffer->dedicated(), !*setting);
+    EXPECT_TRUE(buffer->memoryFlags() & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    vk::Buffer moved = std::move(*buffer);  // the record travels with the buffer
+    EXPECT_EQ(moved.dedicated(), !*setting);
+    Runner runner(&dev);
+    PlanItem item{k.id, k.defaultParams(), ProblemSize{256, 256, 1, 2}};
+    std::atomic<bool> cancel{false};
+    Measurement m = runner.runPoint(item, quickPlan(2, 1), cancel);
+    expectVerified(k, m, k.bytes(m.item.size, m.item.params));
+  }
+  ::unsetenv("KS_DEDICATED_ALLOCATION");
+}
+
 TEST(Bindings, RangesOverTheDeviceLimitsAreRefusedWithTheLimit) {
   auto& dev = device();
   const auto& info = dev.info();

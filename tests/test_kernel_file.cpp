@@ -15,6 +15,7 @@
 #include "engine/bench/runner.h"
 #include "engine/kernels/kernel_file.h"
 #include "engine/session/session.h"
+#include "engine/tune/space.h"
 #include "tests/lavapipe.h"
 
 using namespace ks;
@@ -162,6 +163,36 @@ TEST(KernelFile, FileVersionsMeasureAndVerifyLikeTheBuiltInKernels) {
     EXPECT_LT(mf.stats.median, 3 * mb.stats.median);
     EXPECT_LT(mb.stats.median, 3 * mf.stats.median);
   }
+}
+
+// `workgroup: fixed`: the shader sizes its own workgroup from its tiles, so
+// there is no shape to sweep or tune; the shipped fast SGEMM is one, and it
+// verifies with every pipeline mode and a launch order whose last group is short.
+TEST(KernelFile, AFixedWorkgroupKernelTakesNoShapesAndTheQuadrantSgemmVerifies) {
+  const KernelInfo* k = registered(exampleFile("sgemm_quadrants.comp"), "sgemm_quadrants.comp");
+  EXPECT_EQ(k->id, "user.sgemm_quadrants");
+  EXPECT_FALSE(k->uses_workgroup);
+  auto dims = tuneDimensions(*k, {{"PIPE", {0, 1}}}, {});
+  ASSERT_TRUE(dims.ok()) << dims.error().message;
+  for (const auto& d : *dims) EXPECT_FALSE(d.isWorkgroup()) << d.name;
+  auto shapes = tuneDimensions(*k, {}, {WorkgroupShape{16, 16, 1}});
+  ASSERT_FALSE(shapes.ok());
+  EXPECT_NE(shapes.error().message.find("no workgroup shape to tune"), std::string::npos) << shapes.error().message;
+
+  for (int pipe : {0, 1}) {
+    SCOPED_TRACE("PIPE=" + std::to_string(pipe));
+    Params p = k->defaultParams();
+    p.values["BK"] = 8;  // 12.8 KiB of shared memory: fits lavapipe's 32 KiB
+    p.values["BM"] = 64;
+    p.values["PIPE"] = pipe;
+    p.values["GROUP_M"] = 4;  // 384 / 64 = 6 tile rows: a group of 4, then one of 2
+    auto m = runOne(*k, 384, p);
+    ASSERT_EQ(m.status, PointStatus::Ok) << m.error;
+    EXPECT_EQ(m.verification.status, VerifyStatus::Ok) << m.verification.note;
+  }
+  // 2 x 16 x (132 + 132) x 4 bytes: over lavapipe's 32 KiB, refused with the limit.
+  auto big = runOne(*k, 256);
+  EXPECT_EQ(big.status, PointStatus::Skipped) << big.error;
 }
 
 TEST(KernelFile, ABrokenShaderFailsItsPointWithTheLineInTheUsersFile) {

@@ -43,6 +43,7 @@ struct Manifest {
   int id_line = 0;
   uint32_t size_rank = 0;  // custom: from `size:`
   WorkgroupShape workgroup{64, 1, 1};
+  bool fixed_workgroup = false;  // `workgroup: fixed`: the shader sets its own local size
   std::vector<Tunable> tunables;
   std::vector<Expr> grids;  // one per pass
   std::optional<Expr> flops, bytes, shared, push;
@@ -277,6 +278,9 @@ Result<Manifest> readManifest(const std::string& text, const std::string& path) 
     } else if (field == "size") {
       m.size_rank = value == "N" ? 1 : value == "MxN" ? 2 : value == "MxNxK" ? 3 : 0;
       if (!m.size_rank) return fail("'" + value + "' is not N, MxN or MxNxK");
+    } else if (field == "workgroup" && value == "fixed") {
+      m.fixed_workgroup = true;
+      m.workgroup = WorkgroupShape{1, 1, 1};
     } else if (field == "workgroup") {
       auto wg = WorkgroupShape::parse(value);
       if (!wg) return fail(wg.error().message);
@@ -419,6 +423,7 @@ KernelInfo buildKernel(const Manifest& m, const std::string& text, const std::st
   k.source_path = path;
   k.tunables = m.tunables;
   k.default_wg = m.workgroup;
+  k.uses_workgroup = !m.fixed_workgroup;  // no shapes to sweep or tune where the shader fixes its own
   k.workgroup_dims = 3;
   k.required_extensions = m.extensions;
   if (m.workload == "gemm") useGemmWorkload(k);

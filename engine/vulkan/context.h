@@ -130,6 +130,7 @@ class Buffer {
   void* mapped() const { return mapped_; }
   bool hostCoherent() const { return coherent_; }
   uint32_t memoryFlags() const { return flags_; }  // of the memory type it was given
+  bool dedicated() const { return dedicated_; }    // a VkMemoryDedicatedAllocateInfo allocation
 
  private:
   friend class Device;
@@ -141,6 +142,7 @@ class Buffer {
   void* mapped_ = nullptr;
   bool coherent_ = true;
   uint32_t flags_ = 0;
+  bool dedicated_ = false;
 };
 
 struct PipelineDesc {
